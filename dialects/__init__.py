@@ -1,0 +1,1 @@
+"""Strata's IRDL dialects: `graph` (tensor programs); `tile` and `token` land with the CPU backend."""

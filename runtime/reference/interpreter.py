@@ -1,0 +1,99 @@
+"""The numpy reference interpreter: runs a `func.func` of graph ops op by op.
+
+It is the oracle: slow, simple and exactly the spec's semantics (runtime/reference/kernels.py
+holds each op's meaning). Compiled targets are tested by comparing against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+
+from strata.dialects.opinfo import op_info
+from strata.errors import ExecutionError, InputError, IRError
+from strata.ir import location_prefix
+from strata.runtime.dtypes import LOW_PRECISION, describe, tensor_dtype
+
+
+def find_entry(module: ModuleOp, entry: str | None = None) -> func.FuncOp:
+    """The named function; by default the only one, else the first one."""
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    if entry is None:
+        if not functions:
+            raise IRError("the module has no func.func to run")
+        return functions[0]
+    for f in functions:
+        if f.sym_name.data == entry:
+            return f
+    known = ", ".join(f"@{f.sym_name.data}" for f in functions) or "none"
+    raise IRError(f"no function @{entry} in the module (functions: {known})")
+
+
+def argument_label(function: func.FuncOp, index: int) -> str:
+    """'arg1' or 'arg1 (w)' when the argument carries graph.name."""
+    label = f"arg{index}"
+    attrs = function.arg_attrs.data[index].data if function.arg_attrs else {}
+    if "graph.name" in attrs:
+        label += f" ({attrs['graph.name'].data})"
+    return label
+
+
+def check_inputs(function: func.FuncOp, args: Sequence[object]) -> list[np.ndarray]:
+    """The arguments as arrays; InputError naming the argument on a count/shape/dtype mismatch."""
+    expected = function.function_type.inputs.data
+    name = function.sym_name.data
+    if len(args) != len(expected):
+        raise InputError(f"@{name} takes {len(expected)} arguments, got {len(args)}")
+    arrays = []
+    for i, (arg, t) in enumerate(zip(args, expected)):
+        assert isinstance(t, TensorType)
+        array = np.asarray(arg)
+        shape, dtype = tuple(t.get_shape()), tensor_dtype(t)
+        if array.shape != shape or array.dtype != dtype:
+            raise InputError(
+                f"@{name} {argument_label(function, i)}: expected {t}, "
+                f"got an array of type {describe(array.shape, array.dtype)}"
+            )
+        arrays.append(array)
+    return arrays
+
+
+def evaluate(op: Operation, operands: list[np.ndarray]) -> np.ndarray:
+    """One graph op on numpy operands, via its registered reference semantics."""
+    reference = op_info(op).reference
+    if reference is None:
+        raise IRError(f"{location_prefix(op)}error: '{op.name}' has no reference semantics")
+    result_dtype = tensor_dtype(op.results[0].type)
+    widened = [a.astype(np.float32) if a.dtype in LOW_PRECISION else a for a in operands]
+    with np.errstate(all="ignore"):
+        result = np.asarray(reference(op, *widened))
+    return result.astype(result_dtype, copy=False)
+
+
+def run_function(module: ModuleOp, function: func.FuncOp, args: Sequence[object]):
+    values: dict[SSAValue, np.ndarray] = dict(
+        zip(function.body.block.args, check_inputs(function, args))
+    )
+    for op in function.body.block.ops:
+        operands = [values[v] for v in op.operands]
+        if isinstance(op, func.ReturnOp):
+            return tuple(operands)
+        if isinstance(op, func.CallOp):
+            callee = find_entry(module, op.callee.string_value())
+            results = run_function(module, callee, operands)
+        else:
+            try:
+                results = (evaluate(op, operands),)
+            except ExecutionError as e:
+                raise ExecutionError(f"{location_prefix(op)}{e}") from None
+        values.update(zip(op.results, results))
+    raise IRError(f"@{function.sym_name.data} has no func.return")
+
+
+def interpret(module: ModuleOp, *args: object, entry: str | None = None) -> tuple[np.ndarray, ...]:
+    """Run `entry` on numpy arrays; a tuple with one array per function result."""
+    return run_function(module, find_entry(module, entry), args)

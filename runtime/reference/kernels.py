@@ -1,0 +1,258 @@
+"""The numpy meaning of every graph op: the oracle every compiled target is tested against.
+
+Each function receives the op and its operands as numpy arrays (f16/bf16 operands arrive
+as float32: the interpreter computes low-precision ops in float32 and rounds the result
+once per op) and returns the result; the interpreter converts it to the result's dtype.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from strata.dialects import graph
+from strata.dialects.opinfo import register_reference
+from strata.errors import ExecutionError
+from strata.runtime.dtypes import dense_to_numpy, tensor_dtype
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    # exp of a non-positive argument only: no overflow warnings at either tail.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _erf_of(x: np.ndarray) -> np.ndarray:
+    return _erf(x).astype(x.dtype)
+
+
+def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def _last_two_swapped(x: np.ndarray, swap: bool) -> np.ndarray:
+    return np.swapaxes(x, -1, -2) if swap else x
+
+
+UNARY = {
+    graph.NegOp: np.negative,
+    graph.AbsOp: np.abs,
+    graph.ExpOp: np.exp,
+    graph.LogOp: np.log,
+    graph.SqrtOp: np.sqrt,
+    graph.RsqrtOp: lambda x: 1 / np.sqrt(x),
+    graph.TanhOp: np.tanh,
+    graph.SigmoidOp: _sigmoid,
+    graph.ReluOp: lambda x: np.maximum(x, 0),
+    graph.SiluOp: lambda x: x * _sigmoid(x),
+    graph.ErfOp: _erf_of,
+}
+
+BINARY = {
+    graph.AddOp: np.add,
+    graph.SubOp: np.subtract,
+    graph.MulOp: np.multiply,
+    graph.DivOp: np.divide,
+    graph.MaximumOp: np.maximum,
+    graph.MinimumOp: np.minimum,
+    graph.PowOp: np.power,
+}
+
+COMPARISONS = {
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+}
+
+for _op_type, _fn in UNARY.items():
+    register_reference(_op_type)(lambda op, x, _fn=_fn: _fn(x))
+for _op_type, _fn in BINARY.items():
+    register_reference(_op_type)(lambda op, lhs, rhs, _fn=_fn: _fn(lhs, rhs))
+
+
+@register_reference(graph.GeluOp)
+def gelu(op: graph.GeluOp, x: np.ndarray) -> np.ndarray:
+    if op.params()["approximate"] == "tanh":
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)
+        return 0.5 * x * (1 + np.tanh(inner))
+    return 0.5 * x * (1 + _erf_of(x / math.sqrt(2)))
+
+
+@register_reference(graph.ScaleOp)
+def scale(op: graph.ScaleOp, x: np.ndarray) -> np.ndarray:
+    return x * x.dtype.type(op.params()["value"])
+
+
+@register_reference(graph.CompareOp)
+def compare(op: graph.CompareOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    return COMPARISONS[op.params()["predicate"]](lhs, rhs)
+
+
+@register_reference(graph.SelectOp)
+def select(op: graph.SelectOp, cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.where(cond, a, b)
+
+
+@register_reference(graph.CastOp)
+def cast(op: graph.CastOp, x: np.ndarray) -> np.ndarray:
+    """float->int truncates toward zero and saturates (NaN -> 0); ->i1 is x != 0."""
+    target = tensor_dtype(op.result.type)
+    if target == np.bool_:
+        return x != 0
+    if target.kind == "i" and x.dtype.kind == "f":
+        limits = np.iinfo(target)
+        truncated = np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0)
+        inside = np.clip(truncated, limits.min, limits.max)
+        # 2**63 is the nearest double to int64's max: saturate by hand, not by astype.
+        too_large = truncated >= float(limits.max)
+        with np.errstate(invalid="ignore"):
+            out = inside.astype(target)
+        out[too_large] = limits.max
+        return out
+    return x.astype(target)
+
+
+@register_reference(graph.DropoutOp)
+def dropout(op: graph.DropoutOp, x: np.ndarray) -> np.ndarray:
+    params = op.params()
+    keep = dropout_keep_mask(int(params["seed"]), x.shape, float(params["p"]))
+    return np.where(keep, x * x.dtype.type(1.0 / (1.0 - params["p"])), x.dtype.type(0))
+
+
+def dropout_keep_mask(seed: int, shape: tuple[int, ...], p: float) -> np.ndarray:
+    """The keyed counter-based mask of graph.dropout (docs/dropout-rng.md): splitmix64 of
+    seed + (flat index + 1) * golden gamma; keep where the top 24 bits / 2^24 >= p."""
+    with np.errstate(over="ignore"):
+        index = np.arange(1, math.prod(shape) + 1, dtype=np.uint64)
+        z = np.uint64(seed & 0xFFFFFFFFFFFFFFFF) + index * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    uniform = (z >> np.uint64(40)).astype(np.float64) * 2.0**-24
+    return (uniform >= p).reshape(shape)
+
+
+@register_reference(graph.ConstantOp)
+def constant(op: graph.ConstantOp) -> np.ndarray:
+    return dense_to_numpy(op.value)
+
+
+@register_reference(graph.ReduceSumOp)
+def reduce_sum(op: graph.ReduceSumOp, x: np.ndarray) -> np.ndarray:
+    p = op.params()
+    return np.sum(x, axis=p["axes"], keepdims=p["keepdims"], dtype=x.dtype)
+
+
+@register_reference(graph.ReduceMeanOp)
+def reduce_mean(op: graph.ReduceMeanOp, x: np.ndarray) -> np.ndarray:
+    p = op.params()
+    return np.mean(x, axis=p["axes"], keepdims=p["keepdims"], dtype=x.dtype)
+
+
+@register_reference(graph.ReduceMaxOp)
+def reduce_max(op: graph.ReduceMaxOp, x: np.ndarray) -> np.ndarray:
+    p = op.params()
+    return np.max(x, axis=p["axes"], keepdims=p["keepdims"])
+
+
+@register_reference(graph.MatmulOp)
+def matmul(op: graph.MatmulOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    p = op.params()
+    product = _last_two_swapped(a, p["transpose_a"]) @ _last_two_swapped(b, p["transpose_b"])
+    return product * product.dtype.type(p["alpha"])
+
+
+@register_reference(graph.SoftmaxOp)
+def softmax(op: graph.SoftmaxOp, x: np.ndarray) -> np.ndarray:
+    return _softmax(x, op.params()["axis"])
+
+
+@register_reference(graph.LogSoftmaxOp)
+def log_softmax(op: graph.LogSoftmaxOp, x: np.ndarray) -> np.ndarray:
+    return _log_softmax(x, op.params()["axis"])
+
+
+@register_reference(graph.LayerNormOp)
+def layernorm(op: graph.LayerNormOp, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray):
+    mean = np.mean(x, axis=-1, keepdims=True)
+    var = np.mean((x - mean) ** 2, axis=-1, keepdims=True)
+    eps = x.dtype.type(op.params()["epsilon"])
+    return (x - mean) / np.sqrt(var + eps) * gamma + beta
+
+
+@register_reference(graph.RmsNormOp)
+def rmsnorm(op: graph.RmsNormOp, x: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+    eps = x.dtype.type(op.params()["epsilon"])
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * gamma
+
+
+@register_reference(graph.AttentionOp)
+def attention(op: graph.AttentionOp, q: np.ndarray, k: np.ndarray, v: np.ndarray):
+    p = op.params()
+    scores = (q @ np.swapaxes(k, -1, -2)) * q.dtype.type(p["scale"])
+    if p["causal"]:
+        sq, sk = scores.shape[-2:]
+        above_diagonal = np.arange(sk)[None, :] > np.arange(sq)[:, None]
+        scores = np.where(above_diagonal, q.dtype.type(-np.inf), scores)
+    return _softmax(scores, -1) @ v
+
+
+def _check_ids(op_name: str, what: str, ids: np.ndarray, bound: int) -> None:
+    bad = (ids < 0) | (ids >= bound)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ExecutionError(
+            f"'{op_name}': {what} {int(ids[where])} at index {list(where)} "
+            f"is outside [0, {bound})"
+        )
+
+
+@register_reference(graph.EmbeddingOp)
+def embedding(op: graph.EmbeddingOp, table: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    _check_ids(op.name, "id", ids, table.shape[0])
+    return table[ids]
+
+
+@register_reference(graph.CrossEntropyOp)
+def cross_entropy(op: graph.CrossEntropyOp, logits: np.ndarray, labels: np.ndarray):
+    _check_ids(op.name, "label", labels, logits.shape[1])
+    picked = _log_softmax(logits, -1)[np.arange(logits.shape[0]), labels]
+    return -np.mean(picked, dtype=logits.dtype)
+
+
+@register_reference(graph.ReshapeOp)
+def reshape(op: graph.ReshapeOp, x: np.ndarray) -> np.ndarray:
+    return x.reshape(op.result.type.get_shape())
+
+
+@register_reference(graph.BroadcastToOp)
+def broadcast_to(op: graph.BroadcastToOp, x: np.ndarray) -> np.ndarray:
+    return np.broadcast_to(x, op.result.type.get_shape())
+
+
+@register_reference(graph.TransposeOp)
+def transpose(op: graph.TransposeOp, x: np.ndarray) -> np.ndarray:
+    return np.transpose(x, op.params()["permutation"])
+
+
+@register_reference(graph.SliceOp)
+def slice_(op: graph.SliceOp, x: np.ndarray) -> np.ndarray:
+    p = op.params()
+    return x[tuple(slice(*bounds) for bounds in zip(p["starts"], p["limits"], p["steps"]))]
+
+
+@register_reference(graph.ConcatOp)
+def concat(op: graph.ConcatOp, *inputs: np.ndarray) -> np.ndarray:
+    return np.concatenate(inputs, axis=op.params()["axis"])

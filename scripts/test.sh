@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Run every test: lit/FileCheck suites, then pytest. Creates .venv on first use.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$("$root/scripts/setup-venv.sh" | tail -n 1)"
+export PATH="$venv/bin:$PATH"
+cd "$root"
+lit -sv tests/filecheck
+python -m pytest -q -n "${STRATA_TEST_WORKERS:-2}" tests "$@"

@@ -1,0 +1,32 @@
+"""Strata: a multi-level tensor compiler on xDSL.
+
+    import strata
+    module = strata.parse_module(text)                 # verified xDSL ModuleOp
+    outs = strata.interpret(module, x, w)              # numpy reference interpreter
+    exe = strata.compile(module, target="reference")   # an executable; cpu/cuda land later
+
+    g = strata.Graph("f"); x = g.input("x", (4, 8))    # the builder API (strata/builder.py)
+    g.output(strata.ops.relu(x * 2.0)); module = g.build()
+"""
+
+from strata import builder as ops
+from strata.api import Executable, compile, interpret
+from strata.builder import Graph, Tensor, build_module
+from strata.errors import BuildError, ExecutionError, InputError, IRError, StrataError
+from strata.ir import parse_module
+
+__all__ = [
+    "BuildError",
+    "Graph",
+    "Tensor",
+    "build_module",
+    "ops",
+    "ExecutionError",
+    "Executable",
+    "IRError",
+    "InputError",
+    "StrataError",
+    "compile",
+    "interpret",
+    "parse_module",
+]

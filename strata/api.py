@@ -1,0 +1,65 @@
+"""The Python entry points: interpret and compile."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from strata.errors import StrataError
+from strata.ir import as_module
+from strata.runtime.reference import interpreter
+
+TARGETS_NOT_YET = {
+    "cpu": "the CPU backend (issue 3)",
+    "cuda": "the GPU backend (issue 7)",
+}
+
+
+class TargetUnavailableError(StrataError):
+    """The requested target is not built yet."""
+
+
+def interpret(module_or_text: ModuleOp | str, *args: object, entry: str | None = None):
+    """Run a function on the numpy reference interpreter; a tuple of result arrays."""
+    return interpreter.interpret(as_module(module_or_text), *args, entry=entry)
+
+
+@dataclass
+class Executable:
+    """A program ready to run: `exe(*arrays)` returns a tuple of arrays."""
+
+    module: ModuleOp
+    entry: str | None
+    target: str
+    run: Callable[..., tuple[np.ndarray, ...]]
+
+    def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
+        return self.run(*args)
+
+
+def compile(
+    module_or_text: ModuleOp | str,
+    target: str = "cpu",
+    entry: str | None = None,
+    pipeline: str | None = None,
+) -> Executable:
+    """Compile a module for `target` ("reference" today; "cpu" and "cuda" as they land)."""
+    module = as_module(module_or_text)
+    if target in TARGETS_NOT_YET:
+        raise TargetUnavailableError(
+            f"target '{target}' is not available yet: it arrives with {TARGETS_NOT_YET[target]}; "
+            "use target='reference'"
+        )
+    if target != "reference":
+        raise StrataError(f"unknown target '{target}' (expected cpu, cuda or reference)")
+    if pipeline:
+        from strata.pipelines import run_pipeline
+
+        run_pipeline(module, pipeline)
+    function = interpreter.find_entry(module, entry)
+    return Executable(
+        module, entry, target, lambda *args: interpreter.run_function(module, function, args)
+    )

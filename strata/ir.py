@@ -1,0 +1,87 @@
+"""Parsing, verifying and printing Strata IR with every dialect Strata knows."""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, func
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+from strata.dialects.graph import Graph
+from strata.errors import IRError
+
+STRATA_DIALECTS = {"graph": lambda: Graph}
+
+
+def make_context() -> Context:
+    """A context with builtin, func, arith and Strata's dialects loaded."""
+    ctx = Context()
+    for dialect in (builtin.Builtin, func.Func, arith.Arith):
+        ctx.load_dialect(dialect)
+    for factory in STRATA_DIALECTS.values():
+        ctx.load_dialect(factory())
+    return ctx
+
+
+class LocatingParser(Parser):
+    """A parser that records each op's source position as a FileLineColLoc, so
+    verifier diagnostics can say where the offending op is."""
+
+    def __init__(self, ctx: Context, text: str | bytes, name: str, line_offset: int = 0):
+        super().__init__(ctx, text, name)
+        self.line_offset = line_offset
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span.get_location()
+        op = super().parse_operation()
+        if not isinstance(op.location, FileLineColLoc):
+            op.location = FileLineColLoc(
+                StringAttr(start.file),
+                IntAttr(start.line + self.line_offset),
+                IntAttr(start.col),
+            )
+        return op
+
+
+def parse_module(text: str, name: str = "<input>") -> ModuleOp:
+    """Parse and verify a module; any problem is an IRError with a located diagnostic."""
+    try:
+        module = LocatingParser(make_context(), text, name).parse_module()
+    except ParseError as e:
+        raise IRError(str(e)) from None
+    verify(module)
+    return module
+
+
+def location_prefix(op: Operation) -> str:
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
+    return ""
+
+
+def verification_error(module: ModuleOp) -> str | None:
+    """The first op that fails to verify, as a diagnostic naming the op and its location."""
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except (VerifyException, DiagnosticException) as e:
+            message = str(e)
+            if f"'{op.name}'" not in message:
+                message = f"'{op.name}': {message}"
+            return f"{location_prefix(op)}error: {message}"
+    return None
+
+
+def verify(module: ModuleOp) -> None:
+    if (error := verification_error(module)) is not None:
+        raise IRError(error)
+
+
+def as_module(module_or_text: ModuleOp | str) -> ModuleOp:
+    if isinstance(module_or_text, ModuleOp):
+        verify(module_or_text)
+        return module_or_text
+    return parse_module(module_or_text)

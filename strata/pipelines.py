@@ -1,0 +1,39 @@
+"""Pass registry and pipeline runner shared by strata-opt, strata-run and strata.compile."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.universe import Universe
+
+from strata.errors import IRError, StrataError
+from strata.ir import make_context, verify
+
+STRATA_PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+"""Strata's own passes by name (xDSL's upstream passes are added next to them)."""
+
+DEFAULT_PIPELINE = "canonicalize,cse,dce"
+"""What `strata.compile` and the demo run before execution until cpu-pipeline lands."""
+
+
+def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    passes = dict(Universe.get_multiverse().all_passes)
+    passes.update(STRATA_PASSES)
+    return passes
+
+
+def run_pipeline(module: ModuleOp, spec: str) -> None:
+    """Apply a comma-separated pass pipeline (xdsl-opt syntax) in place, verifying after."""
+    try:
+        pipeline = PassPipeline.parse_spec(available_passes(), spec)
+    except Exception as e:  # xDSL reports unknown passes and bad options as plain exceptions
+        raise StrataError(f"invalid pass pipeline '{spec}': {e}") from None
+    try:
+        pipeline.apply(make_context(), module)
+    except StrataError:
+        raise
+    except Exception as e:
+        raise IRError(f"pass pipeline '{spec}' failed: {e}") from None
+    verify(module)

@@ -1,0 +1,125 @@
+"""strata-run: compile and run one function (spec/interfaces.md)."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+
+import strata
+from strata.check import compare
+from strata.errors import InputError, StrataError
+from strata.runtime.dtypes import tensor_dtype
+from strata.runtime.reference.interpreter import argument_label, find_entry
+from strata.tools.diagnostics import EXIT_OK, EXIT_RUNTIME, run_reporting_errors
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="strata-run", description="Compile and run one function.")
+    p.add_argument("file", help="an .mlir file ('-' for stdin)")
+    p.add_argument("--entry", help="function to run (default: the only / first func.func)")
+    p.add_argument("--target", default="reference", choices=("cpu", "cuda", "reference"))
+    p.add_argument("-p", "--pipeline", help="pass pipeline to run before compiling")
+    p.add_argument("--inputs", help=".npz with arg0, arg1, ... (missing ones are random)")
+    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs")
+    p.add_argument("--outputs", help="write results to this .npz (result0, result1, ...)")
+    p.add_argument("--check", action="store_true", help="compare with the reference")
+    p.add_argument("--repeat", type=int, default=1, help="timed runs after one warm-up")
+    p.add_argument("--timing", action="store_true", help="print compile and median run time")
+    p.add_argument("--plan-json", help="write the memory plan (compiled targets only)")
+    return p
+
+
+def random_input(t: TensorType, rng: np.random.Generator) -> np.ndarray:
+    """Floats standard normal, integers uniform in [0, 8), i1 fair coins."""
+    shape, dtype = tuple(t.get_shape()), tensor_dtype(t)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind == "i":
+        return rng.integers(0, 8, size=shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def load_inputs(function, inputs_path: str | None, seed: int) -> list[np.ndarray]:
+    types = function.function_type.inputs.data
+    given = {}
+    if inputs_path:
+        with np.load(inputs_path) as npz:
+            given = {key: npz[key] for key in npz.files}
+    expected = {f"arg{i}" for i in range(len(types))}
+    if unknown := sorted(set(given) - expected):
+        raise InputError(
+            f"{inputs_path}: unknown keys {unknown}; @{function.sym_name.data} takes "
+            f"{', '.join(sorted(expected)) or 'no arguments'}"
+        )
+    rng = np.random.default_rng(seed)
+    args = []
+    for i, t in enumerate(types):
+        generated = random_input(t, rng)
+        args.append(given[f"arg{i}"] if f"arg{i}" in given else generated)
+    for i, (arg, t) in enumerate(zip(args, types)):
+        if arg.shape != tuple(t.get_shape()) or arg.dtype != tensor_dtype(t):
+            raise InputError(
+                f"{inputs_path}: {argument_label(function, i)} of @{function.sym_name.data} "
+                f"must be {t}, got shape {list(arg.shape)} dtype {arg.dtype}"
+            )
+    return args
+
+
+def summarize(index: int, value: np.ndarray) -> str:
+    text = np.array2string(value, threshold=8, edgeitems=2, precision=5)
+    return f"result{index}: shape {list(value.shape)} {value.dtype}\n{text}"
+
+
+def run(args: argparse.Namespace) -> int:
+    text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+    name = "stdin" if args.file == "-" else args.file
+    if args.plan_json and args.target == "reference":
+        raise StrataError("--plan-json needs a compiled target (--target cpu or cuda)")
+    if args.repeat < 1:
+        raise StrataError(f"--repeat must be >= 1, got {args.repeat}")
+    module = strata.parse_module(text, name)
+    function = find_entry(module, args.entry)
+    inputs = load_inputs(function, args.inputs, args.seed)
+
+    start = time.perf_counter()
+    exe = strata.compile(module, target=args.target, entry=args.entry, pipeline=args.pipeline)
+    compile_seconds = time.perf_counter() - start
+
+    results = exe(*inputs)
+    times = []
+    for _ in range(args.repeat if args.timing else 0):
+        start = time.perf_counter()
+        exe(*inputs)
+        times.append(time.perf_counter() - start)
+
+    for i, value in enumerate(results):
+        print(summarize(i, value))
+    if args.outputs:
+        np.savez(args.outputs, **{f"result{i}": r for i, r in enumerate(results)})
+    if args.timing:
+        print(f"compile: {compile_seconds * 1e3:.3f} ms")
+        print(f"run: median {statistics.median(times) * 1e3:.3f} ms over {len(times)} runs")
+    if args.check:
+        references = strata.interpret(strata.parse_module(text, name), *inputs, entry=args.entry)
+        comparisons = compare(results, references)
+        for c in comparisons:
+            print(c)
+        if not all(c.ok for c in comparisons):
+            return EXIT_RUNTIME
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return run_reporting_errors("strata-run", lambda: run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""Canonicalization patterns of the `graph` dialect (run by xDSL's `canonicalize` pass).
+
+Graph ops carry the `GraphCanonicalization` trait, which asks `patterns_for` here, so
+`strata-opt -p canonicalize` applies these next to upstream ones:
+
+    %t = graph.transpose %x {permutation = array<i64: 1, 0>}      // gone: transpose∘transpose
+    %u = graph.transpose %t {permutation = array<i64: 1, 0>}      //       is the identity
+    %s = graph.scale %u {value = 1.0 : f64}                        // gone: scale by 1
+    %c = graph.add %k0, %k1                                        // folded: both constants
+
+Numerics: `scale∘scale` multiplies the two factors in f64 and rounds once, so the result
+may differ from the two-step product by one ulp of the element type. Constant folding
+uses the reference semantics, i.e. it computes what the program would have computed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.ir import Operation
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from strata.dialects import graph
+from strata.errors import ExecutionError
+from strata.runtime.dtypes import dense_to_numpy, numpy_to_dense
+from strata.runtime.reference.interpreter import evaluate
+
+FOLD_ELEMENT_LIMIT = 4096
+"""Largest result (in elements) that constant folding materializes as a literal."""
+
+
+class ComposeTransposes(RewritePattern):
+    """transpose(transpose(x, p), q) -> transpose(x, p∘q), or x when that is the identity."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.TransposeOp, rewriter: PatternRewriter):
+        inner = op.x.owner
+        if not isinstance(inner, graph.TransposeOp):
+            return
+        first = inner.params()["permutation"]
+        composed = tuple(first[p] for p in op.params()["permutation"])
+        if composed == tuple(range(len(composed))):
+            rewriter.replace(op, [], [inner.x])
+            return
+        rewriter.replace(op, graph.TransposeOp.make([inner.x], permutation=composed))
+
+
+class ComposeReshapes(RewritePattern):
+    """reshape(reshape(x)) -> reshape(x)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ReshapeOp, rewriter: PatternRewriter):
+        inner = op.x.owner
+        if isinstance(inner, graph.ReshapeOp):
+            rewriter.replace(op, graph.ReshapeOp.make([inner.x], op.result.type))
+
+
+class RemoveIdentityShapeOp(RewritePattern):
+    """reshape / broadcast_to / transpose / slice that return x unchanged -> x."""
+
+    @staticmethod
+    def is_identity(op: Operation) -> bool:
+        if op.results[0].type != op.operands[0].type:
+            return False
+        if isinstance(op, graph.TransposeOp):
+            permutation = op.params()["permutation"]
+            return permutation == tuple(range(len(permutation)))
+        if isinstance(op, graph.SliceOp):
+            p = op.params()
+            return all(s == 0 for s in p["starts"]) and all(s == 1 for s in p["steps"])
+        return True
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter):
+        if self.is_identity(op):
+            rewriter.replace(op, [], [op.operands[0]])
+
+
+class RemoveScaleByOne(RewritePattern):
+    """scale(x, 1.0) -> x."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ScaleOp, rewriter: PatternRewriter):
+        if op.params()["value"] == 1.0:
+            rewriter.replace(op, [], [op.x])
+
+
+class ComposeScales(RewritePattern):
+    """scale(scale(x, a), b) -> scale(x, a·b) (a·b rounded once; see module docstring)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ScaleOp, rewriter: PatternRewriter):
+        inner = op.x.owner
+        if isinstance(inner, graph.ScaleOp):
+            value = inner.params()["value"] * op.params()["value"]
+            rewriter.replace(op, graph.ScaleOp.make([inner.x], value=value))
+
+
+class RemoveDoubleNegation(RewritePattern):
+    """neg(neg(x)) -> x."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.NegOp, rewriter: PatternRewriter):
+        inner = op.x.owner
+        if isinstance(inner, graph.NegOp):
+            rewriter.replace(op, [], [inner.x])
+
+
+class FoldConstantOperands(RewritePattern):
+    """An op whose operands are all graph.constant becomes a graph.constant holding its
+    reference result, when that has at most FOLD_ELEMENT_LIMIT elements. An op that
+    would fail at run time (an id out of range) is left for run time to report."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter):
+        if not op.operands or not all(
+            isinstance(v.owner, graph.ConstantOp) for v in op.operands
+        ):
+            return
+        result_type = op.results[0].type
+        if np.prod(result_type.get_shape()) > FOLD_ELEMENT_LIMIT:
+            return
+        operands = [dense_to_numpy(v.owner.value) for v in op.operands]
+        try:
+            value = evaluate(op, operands)
+        except ExecutionError:
+            return
+        folded = graph.ConstantOp.make([], value=numpy_to_dense(value, result_type))
+        rewriter.replace(op, folded)
+
+
+_FOLD = FoldConstantOperands()
+_IDENTITY = RemoveIdentityShapeOp()
+
+PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
+    graph.TransposeOp: (_IDENTITY, ComposeTransposes()),
+    graph.ReshapeOp: (_IDENTITY, ComposeReshapes()),
+    graph.BroadcastToOp: (_IDENTITY,),
+    graph.SliceOp: (_IDENTITY,),
+    graph.ScaleOp: (RemoveScaleByOne(), ComposeScales()),
+    graph.NegOp: (RemoveDoubleNegation(),),
+}
+"""Op-specific patterns; every graph op except constant also gets constant folding."""
+
+
+def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
+    if op_type is graph.ConstantOp:
+        return ()
+    return (*PATTERNS.get(op_type, ()), _FOLD)
