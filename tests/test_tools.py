@@ -1,0 +1,195 @@
+"""strata-run / strata-opt / strata-translate: results, exit codes and diagnostics."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import strata
+
+BIN = Path(sys.executable).parent
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+MATMUL = """func.func @f(%x: tensor<4x8xf32> {graph.name = "x"}, %w: tensor<8x3xf32> {graph.name = "w"}) -> tensor<4x3xf32> {
+  %0 = "graph.matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  func.return %0 : tensor<4x3xf32>
+}
+"""
+
+EMBED = """func.func @e(%t: tensor<5x2xf32>, %ids: tensor<3xi64>) -> tensor<3x2xf32> {
+  %0 = "graph.embedding"(%t, %ids) : (tensor<5x2xf32>, tensor<3xi64>) -> tensor<3x2xf32>
+  func.return %0 : tensor<3x2xf32>
+}
+"""
+
+
+def run_tool(tool: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(BIN / tool), *args], input=stdin, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture
+def matmul_file(tmp_path: Path) -> Path:
+    path = tmp_path / "matmul.mlir"
+    path.write_text(MATMUL)
+    return path
+
+
+def assert_diagnostic(result: subprocess.CompletedProcess, code: int, *fragments: str):
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+
+
+def test_run_inputs_outputs_round_trip(matmul_file, tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 3)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", arg0=x, arg1=w)
+    result = run_tool(
+        "strata-run", str(matmul_file), "--inputs", str(tmp_path / "in.npz"),
+        "--outputs", str(tmp_path / "out.npz"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "result0: shape [4, 3] float32" in result.stdout
+    with np.load(tmp_path / "out.npz") as out:
+        np.testing.assert_allclose(out["result0"], x @ w, rtol=1e-5)
+
+
+def test_run_generates_missing_inputs_from_seed(matmul_file, tmp_path):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 3)).astype(np.float32)
+    result = run_tool("strata-run", str(matmul_file), "--seed", "3", "--outputs", str(tmp_path / "o.npz"))
+    assert result.returncode == 0, result.stderr
+    with np.load(tmp_path / "o.npz") as out:
+        np.testing.assert_allclose(out["result0"], x @ w, rtol=1e-5)
+
+
+def test_run_check_and_timing(matmul_file):
+    result = run_tool("strata-run", str(matmul_file), "--check", "--timing", "--repeat", "3")
+    assert result.returncode == 0, result.stderr
+    assert "result0: max |Δ| = 0.000e+00" in result.stdout and "ok" in result.stdout
+    assert "compile:" in result.stdout and "median" in result.stdout and "over 3 runs" in result.stdout
+
+
+def test_run_examples_with_pipeline():
+    for example in ("mlp.mlir", "transformer_block.mlir"):
+        result = run_tool("strata-run", str(EXAMPLES / example), "-p", "canonicalize,cse", "--check")
+        assert result.returncode == 0, result.stderr
+        assert "MISMATCH" not in result.stdout
+
+
+def test_run_wrong_input_shape_names_argument(matmul_file, tmp_path):
+    np.savez(tmp_path / "in.npz", arg1=np.zeros((3, 8), np.float32))
+    result = run_tool("strata-run", str(matmul_file), "--inputs", str(tmp_path / "in.npz"))
+    assert_diagnostic(result, 2, "arg1 (w)", "tensor<8x3xf32>", "[3, 8]")
+
+
+def test_run_wrong_input_dtype_names_argument(matmul_file, tmp_path):
+    np.savez(tmp_path / "in.npz", arg0=np.zeros((4, 8), np.float64))
+    result = run_tool("strata-run", str(matmul_file), "--inputs", str(tmp_path / "in.npz"))
+    assert_diagnostic(result, 2, "arg0 (x)", "float64")
+
+
+def test_run_unknown_input_key(matmul_file, tmp_path):
+    np.savez(tmp_path / "in.npz", x=np.zeros((4, 8), np.float32))
+    result = run_tool("strata-run", str(matmul_file), "--inputs", str(tmp_path / "in.npz"))
+    assert_diagnostic(result, 2, "unknown keys ['x']", "arg0, arg1")
+
+
+def test_run_invalid_ir_names_op_and_location(tmp_path):
+    path = tmp_path / "bad.mlir"
+    path.write_text(MATMUL.replace("8x3", "9x3"))
+    result = run_tool("strata-run", str(path))
+    assert_diagnostic(result, 2, f"{path}:2:3: error: 'graph.matmul'", "contraction sizes differ")
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("func.func @f( {", "bad.mlir:1:"),
+        ('func.func @f() {\n  %0 = "graph.frobnicate"() : () -> tensor<f32>\n  func.return\n}', "graph.frobnicate"),
+        ("builtin.module {\n}", "no func.func"),
+    ],
+)  # fmt: skip
+def test_run_unparsable_or_unknown_op(tmp_path, text, fragment):
+    path = tmp_path / "bad.mlir"
+    path.write_text(text)
+    assert_diagnostic(run_tool("strata-run", str(path)), 2, fragment)
+
+
+def test_run_unknown_pass(matmul_file):
+    result = run_tool("strata-run", str(matmul_file), "-p", "no-such-pass")
+    assert_diagnostic(result, 2, "no-such-pass")
+
+
+def test_run_time_failure_exits_1(tmp_path):
+    path = tmp_path / "embed.mlir"
+    path.write_text(EMBED)
+    np.savez(tmp_path / "in.npz", arg1=np.array([0, 9, 1]))
+    result = run_tool("strata-run", str(path), "--inputs", str(tmp_path / "in.npz"))
+    assert_diagnostic(result, 1, "'graph.embedding'", "id 9", "outside [0, 5)", f"{path}:2:3")
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--target", "cpu"], "target 'cpu' is not available yet"),
+        (["--target", "cuda"], "target 'cuda' is not available yet"),
+        (["--plan-json", "plan.json"], "--plan-json needs a compiled target"),
+        (["--entry", "nope"], "no function @nope"),
+        (["--repeat", "0", "--timing"], "--repeat must be >= 1"),
+    ],
+)
+def test_run_usage_errors(matmul_file, args, fragment):
+    assert_diagnostic(run_tool("strata-run", str(matmul_file), *args), 2, fragment)
+
+
+def test_run_missing_file():
+    assert_diagnostic(run_tool("strata-run", "/nonexistent/x.mlir"), 2, "No such file")
+
+
+def test_run_reads_stdin():
+    result = run_tool("strata-run", "-", stdin=MATMUL)
+    assert result.returncode == 0, result.stderr
+
+
+def test_opt_prints_and_reports(matmul_file, tmp_path):
+    result = run_tool("strata-opt", str(matmul_file), "--print-op-generic")
+    assert result.returncode == 0
+    assert '"graph.matmul"(%x, %w) <{transpose_a = false, transpose_b = false' in result.stdout
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(MATMUL.replace("8x3", "9x3"))
+    assert_diagnostic(run_tool("strata-opt", str(bad)), 2, f"{bad}:2:3", "'graph.matmul'")
+    assert_diagnostic(run_tool("strata-opt", str(matmul_file), "-p", "bogus"), 2, "bogus")
+
+
+def test_translate_reports_no_target_yet(matmul_file):
+    assert_diagnostic(
+        run_tool("strata-translate", str(matmul_file), "--emit=llvm-ir"), 2, "no target yet"
+    )
+
+
+def test_compile_reference_executable_matches_interpret():
+    text = (EXAMPLES / "mlp.mlir").read_text()
+    module = strata.parse_module(text)
+    rng = np.random.default_rng(5)
+    from strata.runtime.reference.interpreter import find_entry
+
+    args = [
+        rng.standard_normal(t.get_shape()).astype(np.float32) * 0.05
+        for t in find_entry(module).function_type.inputs.data
+    ]
+    exe = strata.compile(text, target="reference", pipeline="canonicalize,cse")
+    (got,) = exe(*args)
+    (want,) = strata.interpret(text, *args)
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(strata.InputError, match="takes 7 arguments, got 1"):
+        exe(args[0])
