@@ -142,7 +142,8 @@ class MatmulOp(PureGraphOp):
         if ka != kb:
             raise ShapeError(
                 f"contraction sizes differ: op(a) is {m}x{ka}, op(b) is {kb}x{n} "
-                f"(a: {a}, b: {b}, transpose_a={transpose_a}, transpose_b={transpose_b})"
+                f"(a: {a}, b: {b}, transpose_a = {str(transpose_a).lower()}, "
+                f"transpose_b = {str(transpose_b).lower()})"
             )
         batch = broadcast_shapes(sa[:-2], sb[:-2])
         return tensor((*batch, m, n), a.element_type)
