@@ -248,6 +248,21 @@ class PureGraphOp(GraphOp, abc.ABC):
     traits = traits_def(Pure())
 
 
+class ResultTypedOp(PureGraphOp, abc.ABC):
+    """An op whose result type is given (not inferable from operands): cast, reshape
+    and broadcast_to. `check_result_type` holds the rule relating it to the operand."""
+
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x",)
+
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_result_type(cls, operand_types, **params):
+        raise ShapeError(f"{cls.name} needs its result type given")
+
+
 class ElementwiseOp(GraphOp, abc.ABC):
     """Marker base: the result element at an index depends only on the operands'
     (broadcast) elements at that index. Fusion and tiling key on this class."""

@@ -19,6 +19,7 @@ from strata.dialects.graph_base import (
     BinaryElementwiseOp,
     ElementwiseOp,
     PureGraphOp,
+    ResultTypedOp,
     ShapeError,
     UnaryElementwiseOp,
     broadcast_shapes,
@@ -299,22 +300,13 @@ class SelectOp(ElementwiseOp, PureGraphOp):
 
 
 @irdl_op_definition
-class CastOp(ElementwiseOp, PureGraphOp):
+class CastOp(ElementwiseOp, ResultTypedOp):
     """Convert x to the result's element type (float->int truncates toward zero).
 
     `%i = graph.cast %x : (tensor<4xf32>) -> tensor<4xi32>`
     """
 
     name = "graph.cast"
-    x = operand_def(TensorType)
-    result = result_def(TensorType)
-    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x",)
-
-    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
-
-    @classmethod
-    def infer_result_type(cls, operand_types, **params):
-        raise ShapeError("graph.cast needs its result type given")
 
     @classmethod
     def check_result_type(cls, operand_types, result_type, **params):

@@ -11,6 +11,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var
 
 from strata.dialects.graph_base import (
     PureGraphOp,
+    ResultTypedOp,
     ShapeError,
     broadcast_shapes,
     normalize_axis,
@@ -18,21 +19,6 @@ from strata.dialects.graph_base import (
     shape_of,
     tensor,
 )
-
-
-class ResultTypedOp(PureGraphOp):
-    """An op whose result type is given (not inferable from operands): reshape and
-    broadcast_to. `check_result_type` holds the rule relating it to the operand."""
-
-    x = operand_def(TensorType)
-    result = result_def(TensorType)
-    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x",)
-
-    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
-
-    @classmethod
-    def infer_result_type(cls, operand_types, **params):
-        raise ShapeError(f"{cls.name} needs its result type given")
 
 
 @irdl_op_definition

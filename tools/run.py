@@ -60,6 +60,8 @@ def load_inputs(function, inputs_path: str | None, seed: int) -> list[np.ndarray
     rng = np.random.default_rng(seed)
     args = []
     for i, t in enumerate(types):
+        # Draw for every argument, given or not, so argN's random values depend only on
+        # the seed and the signature, not on which other arguments the .npz supplies.
         generated = random_input(t, rng)
         args.append(given[f"arg{i}"] if f"arg{i}" in given else generated)
     for i, (arg, t) in enumerate(zip(args, types)):
