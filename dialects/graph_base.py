@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    Signedness,
     StringAttr,
     TensorType,
     i64,
@@ -41,6 +42,10 @@ FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 INDEX_WIDTHS = (32, 64)
 
 
+I64_ARRAY = DenseArrayBase.constr(i64)
+"""Constraint of int-list properties (axes, permutation, slice bounds)."""
+
+
 class ShapeError(ValueError):
     """A shape or element-type rule of an op is violated; the message says which."""
 
@@ -49,15 +54,20 @@ def is_float(element_type: Attribute) -> bool:
     return isinstance(element_type, FLOAT_TYPES)
 
 
+def _is_signless_int(element_type: Attribute, widths: tuple[int, ...]) -> bool:
+    return (
+        isinstance(element_type, IntegerType)
+        and element_type.signedness.data == Signedness.SIGNLESS
+        and element_type.width.data in widths
+    )
+
+
 def is_bool(element_type: Attribute) -> bool:
-    return isinstance(element_type, IntegerType) and element_type.width.data == 1
+    return _is_signless_int(element_type, (1,))
 
 
 def is_index_int(element_type: Attribute) -> bool:
-    return (
-        isinstance(element_type, IntegerType)
-        and element_type.width.data in INDEX_WIDTHS
-    )
+    return _is_signless_int(element_type, INDEX_WIDTHS)
 
 
 def is_supported_element(element_type: Attribute) -> bool:

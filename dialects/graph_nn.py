@@ -6,17 +6,14 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     BoolAttr,
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float64Type,
+    I64,
     FloatAttr,
     IntegerAttr,
     TensorType,
 )
 from xdsl.irdl import (
-    AnyAttr,
-    ParamAttrConstraint,
-    VarConstraint,
     irdl_op_definition,
     operand_def,
     prop_def,
@@ -24,9 +21,12 @@ from xdsl.irdl import (
     traits_def,
 )
 from xdsl.interfaces import HasFolderInterface
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
 
 from strata.dialects.graph_base import (
+    I64_ARRAY,
     GraphOp,
     PureGraphOp,
     ReductionOp,
@@ -55,21 +55,36 @@ class ConstantOp(GraphOp, HasFolderInterface):
     """
 
     name = "graph.constant"
-    _T: ClassVar = VarConstraint("T", AnyAttr())
-    value = prop_def(ParamAttrConstraint(DenseIntOrFPElementsAttr, (_T, AnyAttr())))
-    result = result_def(_T)
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
     traits = traits_def(Pure(), ConstantLike())
-
-    assembly_format = "attr-dict $value"
 
     def fold(self):
         return (self.value,)
 
     @classmethod
     def infer_result_type(cls, operand_types, *, value=None, **params):
-        if not isinstance(value, DenseIntOrFPElementsAttr):
-            raise ShapeError("value must be a dense elements attribute")
         return value.type
+
+    @classmethod
+    def check_result_type(cls, operand_types, result_type, *, value=None, **params):
+        if result_type != value.type:
+            raise ShapeError(f"result type {result_type} differs from the value's type {value.type}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            parser.raise_error(f"expected a dense elements literal, got {value}")
+        attributes = parser.parse_optional_attr_dict()
+        op = cls.make([], value=value)
+        op.attributes.update(attributes)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        printer.print_op_attributes(self.attributes)
 
 
 @irdl_op_definition
@@ -80,7 +95,7 @@ class ReduceSumOp(ReductionOp):
     """
 
     name = "graph.reduce_sum"
-    axes = prop_def(DenseArrayBase)
+    axes = prop_def(I64_ARRAY)
     keepdims = prop_def(BoolAttr, default_value=FALSE)
 
 
@@ -92,7 +107,7 @@ class ReduceMeanOp(ReductionOp):
     """
 
     name = "graph.reduce_mean"
-    axes = prop_def(DenseArrayBase)
+    axes = prop_def(I64_ARRAY)
     keepdims = prop_def(BoolAttr, default_value=FALSE)
     ACCEPTS_INTEGERS: ClassVar[bool] = False
 
@@ -105,7 +120,7 @@ class ReduceMaxOp(ReductionOp):
     """
 
     name = "graph.reduce_max"
-    axes = prop_def(DenseArrayBase)
+    axes = prop_def(I64_ARRAY)
     keepdims = prop_def(BoolAttr, default_value=FALSE)
 
 
@@ -145,7 +160,12 @@ class MatmulOp(PureGraphOp):
                 f"(a: {a}, b: {b}, transpose_a = {str(transpose_a).lower()}, "
                 f"transpose_b = {str(transpose_b).lower()})"
             )
-        batch = broadcast_shapes(sa[:-2], sb[:-2])
+        try:
+            batch = broadcast_shapes(sa[:-2], sb[:-2])
+        except ShapeError:
+            raise ShapeError(
+                f"batch axes {list(sa[:-2])} of a and {list(sb[:-2])} of b do not broadcast"
+            ) from None
         return tensor((*batch, m, n), a.element_type)
 
 
@@ -157,7 +177,7 @@ class SoftmaxOp(RowOp):
     """
 
     name = "graph.softmax"
-    axis = prop_def(IntegerAttr, default_value=IntegerAttr(-1, 64))
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(-1, 64))
 
 
 @irdl_op_definition
@@ -168,7 +188,7 @@ class LogSoftmaxOp(RowOp):
     """
 
     name = "graph.log_softmax"
-    axis = prop_def(IntegerAttr, default_value=IntegerAttr(-1, 64))
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(-1, 64))
 
 
 def _check_last_axis_params(x: TensorType, params: dict[str, TensorType]) -> None:

@@ -6,10 +6,11 @@ from typing import ClassVar
 
 import math
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, TensorType
+from xdsl.dialects.builtin import I64, IntegerAttr, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var_operand_def
 
 from strata.dialects.graph_base import (
+    I64_ARRAY,
     PureGraphOp,
     ResultTypedOp,
     ShapeError,
@@ -55,7 +56,11 @@ class BroadcastToOp(ResultTypedOp):
         (x,) = operand_types
         require_same_element([x, result_type], ("x", "result"))
         target = shape_of(result_type)
-        if len(shape_of(x)) > len(target) or broadcast_shapes(shape_of(x), target) != target:
+        try:
+            broadcast = broadcast_shapes(shape_of(x), target)
+        except ShapeError:
+            broadcast = None
+        if len(shape_of(x)) > len(target) or broadcast != target:
             raise ShapeError(f"{x} does not broadcast to {result_type}")
 
 
@@ -69,7 +74,7 @@ class TransposeOp(PureGraphOp):
     name = "graph.transpose"
     x = operand_def(TensorType)
     result = result_def(TensorType)
-    permutation = prop_def(DenseArrayBase)
+    permutation = prop_def(I64_ARRAY)
     OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x",)
 
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
@@ -80,7 +85,8 @@ class TransposeOp(PureGraphOp):
         shape = shape_of(x)
         if sorted(permutation) != list(range(len(shape))):
             raise ShapeError(
-                f"permutation {list(permutation)} is not a permutation of 0..{len(shape) - 1}"
+                f"permutation {list(permutation)} is not a permutation of the "
+                f"{len(shape)} axes of {x}"
             )
         return tensor([shape[p] for p in permutation], x.element_type)
 
@@ -96,9 +102,9 @@ class SliceOp(PureGraphOp):
     name = "graph.slice"
     x = operand_def(TensorType)
     result = result_def(TensorType)
-    starts = prop_def(DenseArrayBase)
-    limits = prop_def(DenseArrayBase)
-    steps = prop_def(DenseArrayBase)
+    starts = prop_def(I64_ARRAY)
+    limits = prop_def(I64_ARRAY)
+    steps = prop_def(I64_ARRAY)
     OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x",)
 
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
@@ -132,7 +138,7 @@ class ConcatOp(PureGraphOp):
     name = "graph.concat"
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
-    axis = prop_def(IntegerAttr)
+    axis = prop_def(IntegerAttr[I64])
 
     assembly_format = "$inputs attr-dict `:` functional-type(operands, results)"
 
@@ -140,7 +146,7 @@ class ConcatOp(PureGraphOp):
     def infer_result_type(cls, operand_types, *, axis=0, **params):
         if not operand_types:
             raise ShapeError("needs at least one input")
-        names = [f"input #{i}" for i in range(len(operand_types))]
+        names = [f"operand #{i}" for i in range(len(operand_types))]
         require_same_element(operand_types, names)
         first = shape_of(operand_types[0])
         axis = normalize_axis(axis, len(first))

@@ -6,6 +6,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
+from xdsl.irdl import VerificationContext, IRDLOperation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
@@ -62,10 +63,26 @@ def location_prefix(op: Operation) -> str:
     return ""
 
 
+def property_error(op: Operation) -> str | None:
+    """A property that breaks its declared constraint, named (xDSL's own message
+    says what is wrong but not which property)."""
+    if not isinstance(op, IRDLOperation):
+        return None
+    for name, definition in type(op).get_irdl_definition().properties.items():
+        if name in op.properties:
+            try:
+                definition.constr.verify(op.properties[name], VerificationContext())
+            except VerifyException as e:
+                return f"property '{name}' = {op.properties[name]} is invalid: {e}"
+    return None
+
+
 def verification_error(module: ModuleOp) -> str | None:
     """The first op that fails to verify, as a diagnostic naming the op and its location."""
     for op in module.walk():
         try:
+            if (message := property_error(op)) is not None:
+                raise VerifyException(message)
             op.verify(verify_nested_ops=False)
         except (VerifyException, DiagnosticException) as e:
             message = str(e)

@@ -66,7 +66,7 @@ func.func @chunk5(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) {
 // -----
 
 // Constant whose value (and so result) is a vector, not a tensor.
-// CHECK: error: 'graph.constant': result must be a ranked tensor, got vector<4xf32>
+// CHECK: error: 'graph.constant': result 'result' at position 0 does not verify:
 func.func @chunk6() {
   %0 = "graph.constant"() <{value = dense<1.0> : vector<4xf32>}> : () -> vector<4xf32>
   func.return
@@ -78,7 +78,7 @@ func.func @chunk6() {
 // Unsupported element type (one chunk per op; the label names the operand or result).
 // ============================================================================================
 
-// Graph.neg: unsupported element type on x.
+// graph.neg: unsupported element type on x.
 // CHECK: error: 'graph.neg': x has unsupported element type i8
 func.func @chunk7(%x: tensor<4xi8>) {
   %0 = "graph.neg"(%x) : (tensor<4xi8>) -> tensor<4xi8>
@@ -87,7 +87,7 @@ func.func @chunk7(%x: tensor<4xi8>) {
 
 // -----
 
-// Graph.abs: unsupported element type on x.
+// graph.abs: unsupported element type on x.
 // CHECK: error: 'graph.abs': x has unsupported element type i16
 func.func @chunk8(%x: tensor<4xi16>) {
   %0 = "graph.abs"(%x) : (tensor<4xi16>) -> tensor<4xi16>
@@ -96,7 +96,7 @@ func.func @chunk8(%x: tensor<4xi16>) {
 
 // -----
 
-// Graph.exp: unsupported element type on x.
+// graph.exp: unsupported element type on x.
 // CHECK: error: 'graph.exp': x has unsupported element type f80
 func.func @chunk9(%x: tensor<4xf80>) {
   %0 = "graph.exp"(%x) : (tensor<4xf80>) -> tensor<4xf80>
@@ -105,7 +105,7 @@ func.func @chunk9(%x: tensor<4xf80>) {
 
 // -----
 
-// Graph.log: unsupported element type on x.
+// graph.log: unsupported element type on x.
 // CHECK: error: 'graph.log': x has unsupported element type f128
 func.func @chunk10(%x: tensor<4xf128>) {
   %0 = "graph.log"(%x) : (tensor<4xf128>) -> tensor<4xf128>
@@ -114,7 +114,7 @@ func.func @chunk10(%x: tensor<4xf128>) {
 
 // -----
 
-// Graph.sqrt: unsupported element type on x.
+// graph.sqrt: unsupported element type on x.
 // CHECK: error: 'graph.sqrt': x has unsupported element type index
 func.func @chunk11(%x: tensor<4xindex>) {
   %0 = "graph.sqrt"(%x) : (tensor<4xindex>) -> tensor<4xindex>
@@ -123,7 +123,7 @@ func.func @chunk11(%x: tensor<4xindex>) {
 
 // -----
 
-// Graph.rsqrt: unsupported element type on x.
+// graph.rsqrt: unsupported element type on x.
 // CHECK: error: 'graph.rsqrt': x has unsupported element type complex<f32>
 func.func @chunk12(%x: tensor<4xcomplex<f32>>) {
   %0 = "graph.rsqrt"(%x) : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
@@ -132,7 +132,7 @@ func.func @chunk12(%x: tensor<4xcomplex<f32>>) {
 
 // -----
 
-// Graph.tanh: unsupported element type on x.
+// graph.tanh: unsupported element type on x.
 // CHECK: error: 'graph.tanh': x has unsupported element type i8
 func.func @chunk13(%x: tensor<4xi8>) {
   %0 = "graph.tanh"(%x) : (tensor<4xi8>) -> tensor<4xi8>
@@ -141,7 +141,7 @@ func.func @chunk13(%x: tensor<4xi8>) {
 
 // -----
 
-// Graph.sigmoid: unsupported element type on x.
+// graph.sigmoid: unsupported element type on x.
 // CHECK: error: 'graph.sigmoid': x has unsupported element type i4
 func.func @chunk14(%x: tensor<4xi4>) {
   %0 = "graph.sigmoid"(%x) : (tensor<4xi4>) -> tensor<4xi4>
@@ -150,7 +150,7 @@ func.func @chunk14(%x: tensor<4xi4>) {
 
 // -----
 
-// Graph.relu: unsupported element type on x.
+// graph.relu: unsupported element type on x.
 // CHECK: error: 'graph.relu': x has unsupported element type i16
 func.func @chunk15(%x: tensor<4xi16>) {
   %0 = "graph.relu"(%x) : (tensor<4xi16>) -> tensor<4xi16>
@@ -159,7 +159,7 @@ func.func @chunk15(%x: tensor<4xi16>) {
 
 // -----
 
-// Graph.silu: unsupported element type on x.
+// graph.silu: unsupported element type on x.
 // CHECK: error: 'graph.silu': x has unsupported element type f80
 func.func @chunk16(%x: tensor<4xf80>) {
   %0 = "graph.silu"(%x) : (tensor<4xf80>) -> tensor<4xf80>
@@ -168,7 +168,7 @@ func.func @chunk16(%x: tensor<4xf80>) {
 
 // -----
 
-// Graph.erf: unsupported element type on x.
+// graph.erf: unsupported element type on x.
 // CHECK: error: 'graph.erf': x has unsupported element type f128
 func.func @chunk17(%x: tensor<4xf128>) {
   %0 = "graph.erf"(%x) : (tensor<4xf128>) -> tensor<4xf128>
@@ -177,7 +177,7 @@ func.func @chunk17(%x: tensor<4xf128>) {
 
 // -----
 
-// Graph.gelu: unsupported element type on x.
+// graph.gelu: unsupported element type on x.
 // CHECK: error: 'graph.gelu': x has unsupported element type i8
 func.func @chunk18(%x: tensor<4xi8>) {
   %0 = "graph.gelu"(%x) <{approximate = "tanh"}> : (tensor<4xi8>) -> tensor<4xi8>
@@ -186,7 +186,7 @@ func.func @chunk18(%x: tensor<4xi8>) {
 
 // -----
 
-// Graph.scale: unsupported element type on x.
+// graph.scale: unsupported element type on x.
 // CHECK: error: 'graph.scale': x has unsupported element type i8
 func.func @chunk19(%x: tensor<4xi8>) {
   %0 = "graph.scale"(%x) <{value = 2.0 : f64}> : (tensor<4xi8>) -> tensor<4xi8>
@@ -195,7 +195,7 @@ func.func @chunk19(%x: tensor<4xi8>) {
 
 // -----
 
-// Graph.dropout: unsupported element type on result.
+// graph.dropout: unsupported element type on result.
 // CHECK: error: 'graph.dropout': result has unsupported element type f80
 func.func @chunk20(%x: tensor<4xf32>) {
   %0 = "graph.dropout"(%x) <{p = 0.5 : f64, seed = 1 : i64}> : (tensor<4xf32>) -> tensor<4xf80>
@@ -204,7 +204,7 @@ func.func @chunk20(%x: tensor<4xf32>) {
 
 // -----
 
-// Graph.add: unsupported element type on lhs.
+// graph.add: unsupported element type on lhs.
 // CHECK: error: 'graph.add': lhs has unsupported element type i8
 func.func @chunk21(%x: tensor<4xi8>, %y: tensor<4xi8>) {
   %0 = "graph.add"(%x, %y) : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
@@ -213,7 +213,7 @@ func.func @chunk21(%x: tensor<4xi8>, %y: tensor<4xi8>) {
 
 // -----
 
-// Graph.sub: unsupported element type on rhs.
+// graph.sub: unsupported element type on rhs.
 // CHECK: error: 'graph.sub': rhs has unsupported element type i16
 func.func @chunk22(%x: tensor<4xi32>, %y: tensor<4xi16>) {
   %0 = "graph.sub"(%x, %y) : (tensor<4xi32>, tensor<4xi16>) -> tensor<4xi32>
@@ -222,7 +222,7 @@ func.func @chunk22(%x: tensor<4xi32>, %y: tensor<4xi16>) {
 
 // -----
 
-// Graph.mul: unsupported element type on result.
+// graph.mul: unsupported element type on result.
 // CHECK: error: 'graph.mul': result has unsupported element type i8
 func.func @chunk23(%x: tensor<4xf32>, %y: tensor<4xf32>) {
   %0 = "graph.mul"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi8>
@@ -231,7 +231,7 @@ func.func @chunk23(%x: tensor<4xf32>, %y: tensor<4xf32>) {
 
 // -----
 
-// Graph.div: unsupported element type on lhs.
+// graph.div: unsupported element type on lhs.
 // CHECK: error: 'graph.div': lhs has unsupported element type f80
 func.func @chunk24(%x: tensor<4xf80>, %y: tensor<4xf80>) {
   %0 = "graph.div"(%x, %y) : (tensor<4xf80>, tensor<4xf80>) -> tensor<4xf80>
@@ -240,7 +240,7 @@ func.func @chunk24(%x: tensor<4xf80>, %y: tensor<4xf80>) {
 
 // -----
 
-// Graph.maximum: unsupported element type on rhs.
+// graph.maximum: unsupported element type on rhs.
 // CHECK: error: 'graph.maximum': rhs has unsupported element type index
 func.func @chunk25(%x: tensor<4xf32>, %y: tensor<4xindex>) {
   %0 = "graph.maximum"(%x, %y) : (tensor<4xf32>, tensor<4xindex>) -> tensor<4xf32>
@@ -249,7 +249,7 @@ func.func @chunk25(%x: tensor<4xf32>, %y: tensor<4xindex>) {
 
 // -----
 
-// Graph.minimum: unsupported element type on lhs.
+// graph.minimum: unsupported element type on lhs.
 // CHECK: error: 'graph.minimum': lhs has unsupported element type i4
 func.func @chunk26(%x: tensor<4xi4>, %y: tensor<4xi4>) {
   %0 = "graph.minimum"(%x, %y) : (tensor<4xi4>, tensor<4xi4>) -> tensor<4xi4>
@@ -258,7 +258,7 @@ func.func @chunk26(%x: tensor<4xi4>, %y: tensor<4xi4>) {
 
 // -----
 
-// Graph.pow: unsupported element type on rhs.
+// graph.pow: unsupported element type on rhs.
 // CHECK: error: 'graph.pow': rhs has unsupported element type f128
 func.func @chunk27(%x: tensor<4xf32>, %y: tensor<4xf128>) {
   %0 = "graph.pow"(%x, %y) : (tensor<4xf32>, tensor<4xf128>) -> tensor<4xf32>
@@ -267,7 +267,7 @@ func.func @chunk27(%x: tensor<4xf32>, %y: tensor<4xf128>) {
 
 // -----
 
-// Graph.compare: unsupported element type on lhs.
+// graph.compare: unsupported element type on lhs.
 // CHECK: error: 'graph.compare': lhs has unsupported element type i8
 func.func @chunk28(%x: tensor<4xi8>, %y: tensor<4xi8>) {
   %0 = "graph.compare"(%x, %y) <{predicate = "eq"}> : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi1>
@@ -276,7 +276,7 @@ func.func @chunk28(%x: tensor<4xi8>, %y: tensor<4xi8>) {
 
 // -----
 
-// Graph.select: unsupported element type on b.
+// graph.select: unsupported element type on b.
 // CHECK: error: 'graph.select': b has unsupported element type i16
 func.func @chunk29(%m: tensor<4xi1>, %x: tensor<4xf32>, %y: tensor<4xi16>) {
   %0 = "graph.select"(%m, %x, %y) : (tensor<4xi1>, tensor<4xf32>, tensor<4xi16>) -> tensor<4xf32>
@@ -285,7 +285,7 @@ func.func @chunk29(%m: tensor<4xi1>, %x: tensor<4xf32>, %y: tensor<4xi16>) {
 
 // -----
 
-// Graph.cast: unsupported element type on result.
+// graph.cast: unsupported element type on result.
 // CHECK: error: 'graph.cast': result has unsupported element type i8
 func.func @chunk30(%x: tensor<4xf32>) {
   %0 = "graph.cast"(%x) : (tensor<4xf32>) -> tensor<4xi8>
@@ -294,7 +294,7 @@ func.func @chunk30(%x: tensor<4xf32>) {
 
 // -----
 
-// Graph.constant: unsupported element type on result.
+// graph.constant: unsupported element type on result.
 // CHECK: error: 'graph.constant': result has unsupported element type i8
 func.func @chunk31() {
   %0 = "graph.constant"() <{value = dense<1> : tensor<4xi8>}> : () -> tensor<4xi8>
@@ -303,7 +303,7 @@ func.func @chunk31() {
 
 // -----
 
-// Graph.reduce_sum: unsupported element type on x.
+// graph.reduce_sum: unsupported element type on x.
 // CHECK: error: 'graph.reduce_sum': x has unsupported element type i16
 func.func @chunk32(%x: tensor<4x8xi16>) {
   %0 = "graph.reduce_sum"(%x) <{axes = array<i64: 1>}> : (tensor<4x8xi16>) -> tensor<4xi16>
@@ -312,7 +312,7 @@ func.func @chunk32(%x: tensor<4x8xi16>) {
 
 // -----
 
-// Graph.reduce_mean: unsupported element type on x.
+// graph.reduce_mean: unsupported element type on x.
 // CHECK: error: 'graph.reduce_mean': x has unsupported element type f80
 func.func @chunk33(%x: tensor<4x8xf80>) {
   %0 = "graph.reduce_mean"(%x) <{axes = array<i64: 1>}> : (tensor<4x8xf80>) -> tensor<4xf80>
@@ -321,7 +321,7 @@ func.func @chunk33(%x: tensor<4x8xf80>) {
 
 // -----
 
-// Graph.reduce_max: unsupported element type on x.
+// graph.reduce_max: unsupported element type on x.
 // CHECK: error: 'graph.reduce_max': x has unsupported element type i8
 func.func @chunk34(%x: tensor<4x8xi8>) {
   %0 = "graph.reduce_max"(%x) <{axes = array<i64: 1>}> : (tensor<4x8xi8>) -> tensor<4xi8>
@@ -330,7 +330,7 @@ func.func @chunk34(%x: tensor<4x8xi8>) {
 
 // -----
 
-// Graph.matmul: unsupported element type on b.
+// graph.matmul: unsupported element type on b.
 // CHECK: error: 'graph.matmul': b has unsupported element type f128
 func.func @chunk35(%a: tensor<4x8xf32>, %b: tensor<8x2xf128>) {
   %0 = "graph.matmul"(%a, %b) : (tensor<4x8xf32>, tensor<8x2xf128>) -> tensor<4x2xf32>
@@ -339,7 +339,7 @@ func.func @chunk35(%a: tensor<4x8xf32>, %b: tensor<8x2xf128>) {
 
 // -----
 
-// Graph.softmax: unsupported element type on x.
+// graph.softmax: unsupported element type on x.
 // CHECK: error: 'graph.softmax': x has unsupported element type f80
 func.func @chunk36(%x: tensor<4x8xf80>) {
   %0 = "graph.softmax"(%x) <{axis = -1 : i64}> : (tensor<4x8xf80>) -> tensor<4x8xf80>
@@ -348,7 +348,7 @@ func.func @chunk36(%x: tensor<4x8xf80>) {
 
 // -----
 
-// Graph.log_softmax: unsupported element type on x.
+// graph.log_softmax: unsupported element type on x.
 // CHECK: error: 'graph.log_softmax': x has unsupported element type i8
 func.func @chunk37(%x: tensor<4x8xi8>) {
   %0 = "graph.log_softmax"(%x) : (tensor<4x8xi8>) -> tensor<4x8xi8>
@@ -357,7 +357,7 @@ func.func @chunk37(%x: tensor<4x8xi8>) {
 
 // -----
 
-// Graph.layernorm: unsupported element type on beta.
+// graph.layernorm: unsupported element type on beta.
 // CHECK: error: 'graph.layernorm': beta has unsupported element type f80
 func.func @chunk38(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf80>) {
   %0 = "graph.layernorm"(%x, %g, %b) : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf80>) -> tensor<4x8xf32>
@@ -366,7 +366,7 @@ func.func @chunk38(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf80>) {
 
 // -----
 
-// Graph.rmsnorm: unsupported element type on gamma.
+// graph.rmsnorm: unsupported element type on gamma.
 // CHECK: error: 'graph.rmsnorm': gamma has unsupported element type i8
 func.func @chunk39(%x: tensor<4x8xf32>, %g: tensor<8xi8>) {
   %0 = "graph.rmsnorm"(%x, %g) : (tensor<4x8xf32>, tensor<8xi8>) -> tensor<4x8xf32>
@@ -375,7 +375,7 @@ func.func @chunk39(%x: tensor<4x8xf32>, %g: tensor<8xi8>) {
 
 // -----
 
-// Graph.attention: unsupported element type on v.
+// graph.attention: unsupported element type on v.
 // CHECK: error: 'graph.attention': v has unsupported element type f128
 func.func @chunk40(%q: tensor<2x8xf32>, %k: tensor<2x8xf32>, %v: tensor<2x8xf128>) {
   %0 = "graph.attention"(%q, %k, %v) <{scale = 1.0 : f64}> : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf128>) -> tensor<2x8xf32>
@@ -384,7 +384,7 @@ func.func @chunk40(%q: tensor<2x8xf32>, %k: tensor<2x8xf32>, %v: tensor<2x8xf128
 
 // -----
 
-// Graph.embedding: unsupported element type on ids.
+// graph.embedding: unsupported element type on ids.
 // CHECK: error: 'graph.embedding': ids has unsupported element type i16
 func.func @chunk41(%t: tensor<10x4xf32>, %ids: tensor<3xi16>) {
   %0 = "graph.embedding"(%t, %ids) : (tensor<10x4xf32>, tensor<3xi16>) -> tensor<3x4xf32>
@@ -393,7 +393,7 @@ func.func @chunk41(%t: tensor<10x4xf32>, %ids: tensor<3xi16>) {
 
 // -----
 
-// Graph.cross_entropy: unsupported element type on labels.
+// graph.cross_entropy: unsupported element type on labels.
 // CHECK: error: 'graph.cross_entropy': labels has unsupported element type i8
 func.func @chunk42(%l: tensor<8x10xf32>, %y: tensor<8xi8>) {
   %0 = "graph.cross_entropy"(%l, %y) : (tensor<8x10xf32>, tensor<8xi8>) -> tensor<f32>
@@ -402,7 +402,7 @@ func.func @chunk42(%l: tensor<8x10xf32>, %y: tensor<8xi8>) {
 
 // -----
 
-// Graph.reshape: unsupported element type on x.
+// graph.reshape: unsupported element type on x.
 // CHECK: error: 'graph.reshape': x has unsupported element type i8
 func.func @chunk43(%x: tensor<4x8xi8>) {
   %0 = "graph.reshape"(%x) : (tensor<4x8xi8>) -> tensor<32xi8>
@@ -411,7 +411,7 @@ func.func @chunk43(%x: tensor<4x8xi8>) {
 
 // -----
 
-// Graph.transpose: unsupported element type on x.
+// graph.transpose: unsupported element type on x.
 // CHECK: error: 'graph.transpose': x has unsupported element type f80
 func.func @chunk44(%x: tensor<4x8xf80>) {
   %0 = "graph.transpose"(%x) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf80>) -> tensor<8x4xf80>
@@ -420,7 +420,7 @@ func.func @chunk44(%x: tensor<4x8xf80>) {
 
 // -----
 
-// Graph.broadcast_to: unsupported element type on x.
+// graph.broadcast_to: unsupported element type on x.
 // CHECK: error: 'graph.broadcast_to': x has unsupported element type i16
 func.func @chunk45(%x: tensor<8xi16>) {
   %0 = "graph.broadcast_to"(%x) : (tensor<8xi16>) -> tensor<4x8xi16>
@@ -429,7 +429,7 @@ func.func @chunk45(%x: tensor<8xi16>) {
 
 // -----
 
-// Graph.slice: unsupported element type on x.
+// graph.slice: unsupported element type on x.
 // CHECK: error: 'graph.slice': x has unsupported element type index
 func.func @chunk46(%x: tensor<4x8xindex>) {
   %0 = "graph.slice"(%x) <{starts = array<i64: 0, 0>, limits = array<i64: 4, 8>, steps = array<i64: 1, 1>}> : (tensor<4x8xindex>) -> tensor<4x8xindex>
@@ -438,7 +438,7 @@ func.func @chunk46(%x: tensor<4x8xindex>) {
 
 // -----
 
-// Graph.concat: unsupported element type on operand #1.
+// graph.concat: unsupported element type on operand #1.
 // CHECK: error: 'graph.concat': operand #1 has unsupported element type i8
 func.func @chunk47(%x: tensor<4xf32>, %y: tensor<4xi8>) {
   %0 = "graph.concat"(%x, %y) <{axis = 0 : i64}> : (tensor<4xf32>, tensor<4xi8>) -> tensor<8xf32>
@@ -451,7 +451,7 @@ func.func @chunk47(%x: tensor<4xf32>, %y: tensor<4xi8>) {
 // Dynamic shapes (one chunk per op that has operands).
 // ============================================================================================
 
-// Graph.neg: dynamic shape on x.
+// graph.neg: dynamic shape on x.
 // CHECK: error: 'graph.neg': x must have a static shape, got tensor<?xf32>
 func.func @chunk48(%x: tensor<?xf32>) {
   %0 = "graph.neg"(%x) : (tensor<?xf32>) -> tensor<?xf32>
@@ -460,7 +460,7 @@ func.func @chunk48(%x: tensor<?xf32>) {
 
 // -----
 
-// Graph.abs: dynamic shape on result.
+// graph.abs: dynamic shape on result.
 // CHECK: error: 'graph.abs': result must have a static shape, got tensor<?xi32>
 func.func @chunk49(%x: tensor<4xi32>) {
   %0 = "graph.abs"(%x) : (tensor<4xi32>) -> tensor<?xi32>
@@ -469,7 +469,7 @@ func.func @chunk49(%x: tensor<4xi32>) {
 
 // -----
 
-// Graph.exp: dynamic shape on x.
+// graph.exp: dynamic shape on x.
 // CHECK: error: 'graph.exp': x must have a static shape, got tensor<?x8xf32>
 func.func @chunk50(%x: tensor<?x8xf32>) {
   %0 = "graph.exp"(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
@@ -478,7 +478,7 @@ func.func @chunk50(%x: tensor<?x8xf32>) {
 
 // -----
 
-// Graph.log: dynamic shape on x.
+// graph.log: dynamic shape on x.
 // CHECK: error: 'graph.log': x must have a static shape, got tensor<4x?xf32>
 func.func @chunk51(%x: tensor<4x?xf32>) {
   %0 = "graph.log"(%x) : (tensor<4x?xf32>) -> tensor<4x?xf32>
@@ -487,7 +487,7 @@ func.func @chunk51(%x: tensor<4x?xf32>) {
 
 // -----
 
-// Graph.sqrt: dynamic shape on x.
+// graph.sqrt: dynamic shape on x.
 // CHECK: error: 'graph.sqrt': x must have a static shape, got tensor<?xf16>
 func.func @chunk52(%x: tensor<?xf16>) {
   %0 = "graph.sqrt"(%x) : (tensor<?xf16>) -> tensor<?xf16>
@@ -496,7 +496,7 @@ func.func @chunk52(%x: tensor<?xf16>) {
 
 // -----
 
-// Graph.rsqrt: dynamic shape on x.
+// graph.rsqrt: dynamic shape on x.
 // CHECK: error: 'graph.rsqrt': x must have a static shape, got tensor<?xbf16>
 func.func @chunk53(%x: tensor<?xbf16>) {
   %0 = "graph.rsqrt"(%x) : (tensor<?xbf16>) -> tensor<?xbf16>
@@ -505,7 +505,7 @@ func.func @chunk53(%x: tensor<?xbf16>) {
 
 // -----
 
-// Graph.tanh: dynamic shape on result.
+// graph.tanh: dynamic shape on result.
 // CHECK: error: 'graph.tanh': result must have a static shape, got tensor<?xf64>
 func.func @chunk54(%x: tensor<4xf64>) {
   %0 = "graph.tanh"(%x) : (tensor<4xf64>) -> tensor<?xf64>
@@ -514,7 +514,7 @@ func.func @chunk54(%x: tensor<4xf64>) {
 
 // -----
 
-// Graph.sigmoid: dynamic shape on x.
+// graph.sigmoid: dynamic shape on x.
 // CHECK: error: 'graph.sigmoid': x must have a static shape, got tensor<?x?xf32>
 func.func @chunk55(%x: tensor<?x?xf32>) {
   %0 = "graph.sigmoid"(%x) : (tensor<?x?xf32>) -> tensor<?x?xf32>
@@ -523,7 +523,7 @@ func.func @chunk55(%x: tensor<?x?xf32>) {
 
 // -----
 
-// Graph.relu: dynamic shape on x.
+// graph.relu: dynamic shape on x.
 // CHECK: error: 'graph.relu': x must have a static shape, got tensor<?xi64>
 func.func @chunk56(%x: tensor<?xi64>) {
   %0 = "graph.relu"(%x) : (tensor<?xi64>) -> tensor<?xi64>
@@ -532,7 +532,7 @@ func.func @chunk56(%x: tensor<?xi64>) {
 
 // -----
 
-// Graph.silu: dynamic shape on x.
+// graph.silu: dynamic shape on x.
 // CHECK: error: 'graph.silu': x must have a static shape, got tensor<2x?xf32>
 func.func @chunk57(%x: tensor<2x?xf32>) {
   %0 = "graph.silu"(%x) : (tensor<2x?xf32>) -> tensor<2x?xf32>
@@ -541,7 +541,7 @@ func.func @chunk57(%x: tensor<2x?xf32>) {
 
 // -----
 
-// Graph.erf: dynamic shape on x.
+// graph.erf: dynamic shape on x.
 // CHECK: error: 'graph.erf': x must have a static shape, got tensor<?x3xf32>
 func.func @chunk58(%x: tensor<?x3xf32>) {
   %0 = "graph.erf"(%x) : (tensor<?x3xf32>) -> tensor<?x3xf32>
@@ -550,7 +550,7 @@ func.func @chunk58(%x: tensor<?x3xf32>) {
 
 // -----
 
-// Graph.gelu: dynamic shape on x.
+// graph.gelu: dynamic shape on x.
 // CHECK: error: 'graph.gelu': x must have a static shape, got tensor<?x5xf32>
 func.func @chunk59(%x: tensor<?x5xf32>) {
   %0 = "graph.gelu"(%x) : (tensor<?x5xf32>) -> tensor<?x5xf32>
@@ -559,7 +559,7 @@ func.func @chunk59(%x: tensor<?x5xf32>) {
 
 // -----
 
-// Graph.scale: dynamic shape on x.
+// graph.scale: dynamic shape on x.
 // CHECK: error: 'graph.scale': x must have a static shape, got tensor<?x6xf32>
 func.func @chunk60(%x: tensor<?x6xf32>) {
   %0 = "graph.scale"(%x) <{value = 2.0 : f64}> : (tensor<?x6xf32>) -> tensor<?x6xf32>
@@ -568,7 +568,7 @@ func.func @chunk60(%x: tensor<?x6xf32>) {
 
 // -----
 
-// Graph.dropout: dynamic shape on x.
+// graph.dropout: dynamic shape on x.
 // CHECK: error: 'graph.dropout': x must have a static shape, got tensor<?x7xf32>
 func.func @chunk61(%x: tensor<?x7xf32>) {
   %0 = "graph.dropout"(%x) <{p = 0.5 : f64, seed = 1 : i64}> : (tensor<?x7xf32>) -> tensor<?x7xf32>
@@ -577,7 +577,7 @@ func.func @chunk61(%x: tensor<?x7xf32>) {
 
 // -----
 
-// Graph.add: dynamic shape on rhs.
+// graph.add: dynamic shape on rhs.
 // CHECK: error: 'graph.add': rhs must have a static shape, got tensor<?xf32>
 func.func @chunk62(%x: tensor<4xf32>, %y: tensor<?xf32>) {
   %0 = "graph.add"(%x, %y) : (tensor<4xf32>, tensor<?xf32>) -> tensor<4xf32>
@@ -586,7 +586,7 @@ func.func @chunk62(%x: tensor<4xf32>, %y: tensor<?xf32>) {
 
 // -----
 
-// Graph.sub: dynamic shape on lhs.
+// graph.sub: dynamic shape on lhs.
 // CHECK: error: 'graph.sub': lhs must have a static shape, got tensor<?x2xf32>
 func.func @chunk63(%x: tensor<?x2xf32>, %y: tensor<2xf32>) {
   %0 = "graph.sub"(%x, %y) : (tensor<?x2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
@@ -595,7 +595,7 @@ func.func @chunk63(%x: tensor<?x2xf32>, %y: tensor<2xf32>) {
 
 // -----
 
-// Graph.mul: dynamic shape on result.
+// graph.mul: dynamic shape on result.
 // CHECK: error: 'graph.mul': result must have a static shape, got tensor<?xf32>
 func.func @chunk64(%x: tensor<4xf32>, %y: tensor<4xf32>) {
   %0 = "graph.mul"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<?xf32>
@@ -604,7 +604,7 @@ func.func @chunk64(%x: tensor<4xf32>, %y: tensor<4xf32>) {
 
 // -----
 
-// Graph.div: dynamic shape on lhs.
+// graph.div: dynamic shape on lhs.
 // CHECK: error: 'graph.div': lhs must have a static shape, got tensor<?x3xf32>
 func.func @chunk65(%x: tensor<?x3xf32>, %y: tensor<3xf32>) {
   %0 = "graph.div"(%x, %y) : (tensor<?x3xf32>, tensor<3xf32>) -> tensor<?x3xf32>
@@ -613,7 +613,7 @@ func.func @chunk65(%x: tensor<?x3xf32>, %y: tensor<3xf32>) {
 
 // -----
 
-// Graph.maximum: dynamic shape on rhs.
+// graph.maximum: dynamic shape on rhs.
 // CHECK: error: 'graph.maximum': rhs must have a static shape, got tensor<?x3xf32>
 func.func @chunk66(%x: tensor<3xf32>, %y: tensor<?x3xf32>) {
   %0 = "graph.maximum"(%x, %y) : (tensor<3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
@@ -622,7 +622,7 @@ func.func @chunk66(%x: tensor<3xf32>, %y: tensor<?x3xf32>) {
 
 // -----
 
-// Graph.minimum: dynamic shape on lhs.
+// graph.minimum: dynamic shape on lhs.
 // CHECK: error: 'graph.minimum': lhs must have a static shape, got tensor<?x4xi32>
 func.func @chunk67(%x: tensor<?x4xi32>, %y: tensor<4xi32>) {
   %0 = "graph.minimum"(%x, %y) : (tensor<?x4xi32>, tensor<4xi32>) -> tensor<?x4xi32>
@@ -631,7 +631,7 @@ func.func @chunk67(%x: tensor<?x4xi32>, %y: tensor<4xi32>) {
 
 // -----
 
-// Graph.pow: dynamic shape on rhs.
+// graph.pow: dynamic shape on rhs.
 // CHECK: error: 'graph.pow': rhs must have a static shape, got tensor<?x5xf32>
 func.func @chunk68(%x: tensor<5xf32>, %y: tensor<?x5xf32>) {
   %0 = "graph.pow"(%x, %y) : (tensor<5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32>
@@ -640,7 +640,7 @@ func.func @chunk68(%x: tensor<5xf32>, %y: tensor<?x5xf32>) {
 
 // -----
 
-// Graph.compare: dynamic shape on result.
+// graph.compare: dynamic shape on result.
 // CHECK: error: 'graph.compare': result must have a static shape, got tensor<?xi1>
 func.func @chunk69(%x: tensor<4xf32>, %y: tensor<4xf32>) {
   %0 = "graph.compare"(%x, %y) <{predicate = "lt"}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<?xi1>
@@ -649,7 +649,7 @@ func.func @chunk69(%x: tensor<4xf32>, %y: tensor<4xf32>) {
 
 // -----
 
-// Graph.select: dynamic shape on cond.
+// graph.select: dynamic shape on cond.
 // CHECK: error: 'graph.select': cond must have a static shape, got tensor<?xi1>
 func.func @chunk70(%m: tensor<?xi1>, %x: tensor<4xf32>, %y: tensor<4xf32>) {
   %0 = "graph.select"(%m, %x, %y) : (tensor<?xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
@@ -658,7 +658,7 @@ func.func @chunk70(%m: tensor<?xi1>, %x: tensor<4xf32>, %y: tensor<4xf32>) {
 
 // -----
 
-// Graph.cast: dynamic shape on x.
+// graph.cast: dynamic shape on x.
 // CHECK: error: 'graph.cast': x must have a static shape, got tensor<?x8xf32>
 func.func @chunk71(%x: tensor<?x8xf32>) {
   %0 = "graph.cast"(%x) : (tensor<?x8xf32>) -> tensor<?x8xi32>
@@ -667,7 +667,7 @@ func.func @chunk71(%x: tensor<?x8xf32>) {
 
 // -----
 
-// Graph.reduce_sum: dynamic shape on x.
+// graph.reduce_sum: dynamic shape on x.
 // CHECK: error: 'graph.reduce_sum': x must have a static shape, got tensor<?x8xf32>
 func.func @chunk72(%x: tensor<?x8xf32>) {
   %0 = "graph.reduce_sum"(%x) <{axes = array<i64: 1>}> : (tensor<?x8xf32>) -> tensor<?xf32>
@@ -676,7 +676,7 @@ func.func @chunk72(%x: tensor<?x8xf32>) {
 
 // -----
 
-// Graph.reduce_mean: dynamic shape on result.
+// graph.reduce_mean: dynamic shape on result.
 // CHECK: error: 'graph.reduce_mean': result must have a static shape, got tensor<?xf32>
 func.func @chunk73(%x: tensor<4x8xf32>) {
   %0 = "graph.reduce_mean"(%x) <{axes = array<i64: 1>}> : (tensor<4x8xf32>) -> tensor<?xf32>
@@ -685,7 +685,7 @@ func.func @chunk73(%x: tensor<4x8xf32>) {
 
 // -----
 
-// Graph.reduce_max: dynamic shape on x.
+// graph.reduce_max: dynamic shape on x.
 // CHECK: error: 'graph.reduce_max': x must have a static shape, got tensor<4x?xf32>
 func.func @chunk74(%x: tensor<4x?xf32>) {
   %0 = "graph.reduce_max"(%x) <{axes = array<i64: 1>}> : (tensor<4x?xf32>) -> tensor<4xf32>
@@ -694,7 +694,7 @@ func.func @chunk74(%x: tensor<4x?xf32>) {
 
 // -----
 
-// Graph.matmul: dynamic shape on a.
+// graph.matmul: dynamic shape on a.
 // CHECK: error: 'graph.matmul': a must have a static shape, got tensor<?x8xf32>
 func.func @chunk75(%a: tensor<?x8xf32>, %b: tensor<8x2xf32>) {
   %0 = "graph.matmul"(%a, %b) : (tensor<?x8xf32>, tensor<8x2xf32>) -> tensor<?x2xf32>
@@ -703,7 +703,7 @@ func.func @chunk75(%a: tensor<?x8xf32>, %b: tensor<8x2xf32>) {
 
 // -----
 
-// Graph.softmax: dynamic shape on x.
+// graph.softmax: dynamic shape on x.
 // CHECK: error: 'graph.softmax': x must have a static shape, got tensor<?x8xf32>
 func.func @chunk76(%x: tensor<?x8xf32>) {
   %0 = "graph.softmax"(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
@@ -712,7 +712,7 @@ func.func @chunk76(%x: tensor<?x8xf32>) {
 
 // -----
 
-// Graph.log_softmax: dynamic shape on x.
+// graph.log_softmax: dynamic shape on x.
 // CHECK: error: 'graph.log_softmax': x must have a static shape, got tensor<4x?xf32>
 func.func @chunk77(%x: tensor<4x?xf32>) {
   %0 = "graph.log_softmax"(%x) : (tensor<4x?xf32>) -> tensor<4x?xf32>
@@ -721,7 +721,7 @@ func.func @chunk77(%x: tensor<4x?xf32>) {
 
 // -----
 
-// Graph.layernorm: dynamic shape on gamma.
+// graph.layernorm: dynamic shape on gamma.
 // CHECK: error: 'graph.layernorm': gamma must have a static shape, got tensor<?xf32>
 func.func @chunk78(%x: tensor<4x8xf32>, %g: tensor<?xf32>, %b: tensor<8xf32>) {
   %0 = "graph.layernorm"(%x, %g, %b) : (tensor<4x8xf32>, tensor<?xf32>, tensor<8xf32>) -> tensor<4x8xf32>
@@ -730,7 +730,7 @@ func.func @chunk78(%x: tensor<4x8xf32>, %g: tensor<?xf32>, %b: tensor<8xf32>) {
 
 // -----
 
-// Graph.rmsnorm: dynamic shape on x.
+// graph.rmsnorm: dynamic shape on x.
 // CHECK: error: 'graph.rmsnorm': x must have a static shape, got tensor<?x8xf32>
 func.func @chunk79(%x: tensor<?x8xf32>, %g: tensor<8xf32>) {
   %0 = "graph.rmsnorm"(%x, %g) : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
@@ -739,7 +739,7 @@ func.func @chunk79(%x: tensor<?x8xf32>, %g: tensor<8xf32>) {
 
 // -----
 
-// Graph.attention: dynamic shape on k.
+// graph.attention: dynamic shape on k.
 // CHECK: error: 'graph.attention': k must have a static shape, got tensor<?x8xf32>
 func.func @chunk80(%q: tensor<2x8xf32>, %k: tensor<?x8xf32>, %v: tensor<2x8xf32>) {
   %0 = "graph.attention"(%q, %k, %v) <{scale = 1.0 : f64}> : (tensor<2x8xf32>, tensor<?x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
@@ -748,7 +748,7 @@ func.func @chunk80(%q: tensor<2x8xf32>, %k: tensor<?x8xf32>, %v: tensor<2x8xf32>
 
 // -----
 
-// Graph.embedding: dynamic shape on table.
+// graph.embedding: dynamic shape on table.
 // CHECK: error: 'graph.embedding': table must have a static shape, got tensor<?x4xf32>
 func.func @chunk81(%t: tensor<?x4xf32>, %ids: tensor<3xi64>) {
   %0 = "graph.embedding"(%t, %ids) : (tensor<?x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
@@ -757,7 +757,7 @@ func.func @chunk81(%t: tensor<?x4xf32>, %ids: tensor<3xi64>) {
 
 // -----
 
-// Graph.cross_entropy: dynamic shape on labels.
+// graph.cross_entropy: dynamic shape on labels.
 // CHECK: error: 'graph.cross_entropy': labels must have a static shape, got tensor<?xi64>
 func.func @chunk82(%l: tensor<8x10xf32>, %y: tensor<?xi64>) {
   %0 = "graph.cross_entropy"(%l, %y) : (tensor<8x10xf32>, tensor<?xi64>) -> tensor<f32>
@@ -766,7 +766,7 @@ func.func @chunk82(%l: tensor<8x10xf32>, %y: tensor<?xi64>) {
 
 // -----
 
-// Graph.reshape: dynamic shape on result.
+// graph.reshape: dynamic shape on result.
 // CHECK: error: 'graph.reshape': result must have a static shape, got tensor<?xf32>
 func.func @chunk83(%x: tensor<4x8xf32>) {
   %0 = "graph.reshape"(%x) : (tensor<4x8xf32>) -> tensor<?xf32>
@@ -775,7 +775,7 @@ func.func @chunk83(%x: tensor<4x8xf32>) {
 
 // -----
 
-// Graph.transpose: dynamic shape on x.
+// graph.transpose: dynamic shape on x.
 // CHECK: error: 'graph.transpose': x must have a static shape, got tensor<?x8xf32>
 func.func @chunk84(%x: tensor<?x8xf32>) {
   %0 = "graph.transpose"(%x) <{permutation = array<i64: 1, 0>}> : (tensor<?x8xf32>) -> tensor<8x?xf32>
@@ -784,7 +784,7 @@ func.func @chunk84(%x: tensor<?x8xf32>) {
 
 // -----
 
-// Graph.broadcast_to: dynamic shape on result.
+// graph.broadcast_to: dynamic shape on result.
 // CHECK: error: 'graph.broadcast_to': result must have a static shape, got tensor<?x8xf32>
 func.func @chunk85(%x: tensor<8xf32>) {
   %0 = "graph.broadcast_to"(%x) : (tensor<8xf32>) -> tensor<?x8xf32>
@@ -793,7 +793,7 @@ func.func @chunk85(%x: tensor<8xf32>) {
 
 // -----
 
-// Graph.slice: dynamic shape on x.
+// graph.slice: dynamic shape on x.
 // CHECK: error: 'graph.slice': x must have a static shape, got tensor<?x8xf32>
 func.func @chunk86(%x: tensor<?x8xf32>) {
   %0 = "graph.slice"(%x) <{starts = array<i64: 0, 0>, limits = array<i64: 4, 8>, steps = array<i64: 1, 1>}> : (tensor<?x8xf32>) -> tensor<4x8xf32>
@@ -802,7 +802,7 @@ func.func @chunk86(%x: tensor<?x8xf32>) {
 
 // -----
 
-// Graph.concat: dynamic shape on operand #1.
+// graph.concat: dynamic shape on operand #1.
 // CHECK: error: 'graph.concat': operand #1 must have a static shape, got tensor<?xf32>
 func.func @chunk87(%x: tensor<4xf32>, %y: tensor<?xf32>) {
   %0 = "graph.concat"(%x, %y) <{axis = 0 : i64}> : (tensor<4xf32>, tensor<?xf32>) -> tensor<8xf32>
@@ -816,7 +816,7 @@ func.func @chunk87(%x: tensor<4xf32>, %y: tensor<?xf32>) {
 // and the result type must equal x's.
 // ============================================================================================
 
-// Graph.exp is float-only: i32 operand.
+// graph.exp is float-only: i32 operand.
 // CHECK: error: 'graph.exp': x must have a float element type, got tensor<4xi32>
 func.func @chunk88(%x: tensor<4xi32>) {
   %0 = "graph.exp"(%x) : (tensor<4xi32>) -> tensor<4xi32>
@@ -825,7 +825,7 @@ func.func @chunk88(%x: tensor<4xi32>) {
 
 // -----
 
-// Graph.log is float-only: i32 operand.
+// graph.log is float-only: i32 operand.
 // CHECK: error: 'graph.log': x must have a float element type, got tensor<4xi32>
 func.func @chunk89(%x: tensor<4xi32>) {
   %0 = "graph.log"(%x) : (tensor<4xi32>) -> tensor<4xi32>
@@ -834,7 +834,7 @@ func.func @chunk89(%x: tensor<4xi32>) {
 
 // -----
 
-// Graph.sqrt is float-only: i32 operand.
+// graph.sqrt is float-only: i32 operand.
 // CHECK: error: 'graph.sqrt': x must have a float element type, got tensor<4xi32>
 func.func @chunk90(%x: tensor<4xi32>) {
   %0 = "graph.sqrt"(%x) : (tensor<4xi32>) -> tensor<4xi32>
@@ -843,7 +843,7 @@ func.func @chunk90(%x: tensor<4xi32>) {
 
 // -----
 
-// Graph.rsqrt is float-only: i32 operand.
+// graph.rsqrt is float-only: i32 operand.
 // CHECK: error: 'graph.rsqrt': x must have a float element type, got tensor<4xi32>
 func.func @chunk91(%x: tensor<4xi32>) {
   %0 = "graph.rsqrt"(%x) : (tensor<4xi32>) -> tensor<4xi32>
@@ -852,7 +852,7 @@ func.func @chunk91(%x: tensor<4xi32>) {
 
 // -----
 
-// Graph.tanh is float-only: i32 operand.
+// graph.tanh is float-only: i32 operand.
 // CHECK: error: 'graph.tanh': x must have a float element type, got tensor<4xi32>
 func.func @chunk92(%x: tensor<4xi32>) {
   %0 = "graph.tanh"(%x) : (tensor<4xi32>) -> tensor<4xi32>
@@ -861,7 +861,7 @@ func.func @chunk92(%x: tensor<4xi32>) {
 
 // -----
 
-// Graph.sigmoid is float-only: i32 operand.
+// graph.sigmoid is float-only: i32 operand.
 // CHECK: error: 'graph.sigmoid': x must have a float element type, got tensor<4xi32>
 func.func @chunk93(%x: tensor<4xi32>) {
   %0 = "graph.sigmoid"(%x) : (tensor<4xi32>) -> tensor<4xi32>
@@ -870,7 +870,7 @@ func.func @chunk93(%x: tensor<4xi32>) {
 
 // -----
 
-// Graph.silu is float-only: i32 operand.
+// graph.silu is float-only: i32 operand.
 // CHECK: error: 'graph.silu': x must have a float element type, got tensor<4xi32>
 func.func @chunk94(%x: tensor<4xi32>) {
   %0 = "graph.silu"(%x) : (tensor<4xi32>) -> tensor<4xi32>
@@ -879,7 +879,7 @@ func.func @chunk94(%x: tensor<4xi32>) {
 
 // -----
 
-// Graph.erf is float-only: i32 operand.
+// graph.erf is float-only: i32 operand.
 // CHECK: error: 'graph.erf': x must have a float element type, got tensor<4xi32>
 func.func @chunk95(%x: tensor<4xi32>) {
   %0 = "graph.erf"(%x) : (tensor<4xi32>) -> tensor<4xi32>
@@ -888,7 +888,7 @@ func.func @chunk95(%x: tensor<4xi32>) {
 
 // -----
 
-// Graph.gelu is float-only: i64 operand.
+// graph.gelu is float-only: i64 operand.
 // CHECK: error: 'graph.gelu': x must have a float element type, got tensor<4xi64>
 func.func @chunk96(%x: tensor<4xi64>) {
   %0 = "graph.gelu"(%x) <{approximate = "none"}> : (tensor<4xi64>) -> tensor<4xi64>
@@ -897,7 +897,7 @@ func.func @chunk96(%x: tensor<4xi64>) {
 
 // -----
 
-// Graph.scale is float-only: i32 operand.
+// graph.scale is float-only: i32 operand.
 // CHECK: error: 'graph.scale': x must have a float element type, got tensor<4xi32>
 func.func @chunk97(%x: tensor<4xi32>) {
   %0 = "graph.scale"(%x) <{value = 2.0 : f64}> : (tensor<4xi32>) -> tensor<4xi32>
@@ -906,7 +906,7 @@ func.func @chunk97(%x: tensor<4xi32>) {
 
 // -----
 
-// Graph.dropout is float-only: i32 operand.
+// graph.dropout is float-only: i32 operand.
 // CHECK: error: 'graph.dropout': x must have a float element type, got tensor<4xi32>
 func.func @chunk98(%x: tensor<4xi32>) {
   %0 = "graph.dropout"(%x) <{p = 0.5 : f64, seed = 3 : i64}> : (tensor<4xi32>) -> tensor<4xi32>
@@ -924,7 +924,7 @@ func.func @chunk99(%x: tensor<4xi1>) {
 
 // -----
 
-// Graph.neg accepts integers but not i1.
+// graph.neg accepts integers but not i1.
 // CHECK: error: 'graph.neg': x must have a numeric (float or i32/i64) element type, got tensor<4xi1>
 func.func @chunk100(%x: tensor<4xi1>) {
   %0 = "graph.neg"(%x) : (tensor<4xi1>) -> tensor<4xi1>
@@ -933,7 +933,7 @@ func.func @chunk100(%x: tensor<4xi1>) {
 
 // -----
 
-// Graph.abs accepts integers but not i1.
+// graph.abs accepts integers but not i1.
 // CHECK: error: 'graph.abs': x must have a numeric (float or i32/i64) element type, got tensor<4xi1>
 func.func @chunk101(%x: tensor<4xi1>) {
   %0 = "graph.abs"(%x) : (tensor<4xi1>) -> tensor<4xi1>
@@ -942,7 +942,7 @@ func.func @chunk101(%x: tensor<4xi1>) {
 
 // -----
 
-// Graph.relu accepts integers but not i1.
+// graph.relu accepts integers but not i1.
 // CHECK: error: 'graph.relu': x must have a numeric (float or i32/i64) element type, got tensor<4xi1>
 func.func @chunk102(%x: tensor<4xi1>) {
   %0 = "graph.relu"(%x) : (tensor<4xi1>) -> tensor<4xi1>
@@ -969,7 +969,7 @@ func.func @chunk104(%x: tensor<4xf32>) {
 
 // -----
 
-// Graph.scale result type differs from x.
+// graph.scale result type differs from x.
 // CHECK: error: 'graph.scale': result type tensor<3x2xf32> does not match the inferred tensor<2x3xf32>
 func.func @chunk105(%x: tensor<2x3xf32>) {
   %0 = "graph.scale"(%x) <{value = 2.0 : f64}> : (tensor<2x3xf32>) -> tensor<3x2xf32>
@@ -1054,7 +1054,7 @@ func.func @chunk112(%x: tensor<4xf32>) {
 // broadcasting, result type = broadcast shape.
 // ============================================================================================
 
-// Graph.add: lhs/rhs element types differ.
+// graph.add: lhs/rhs element types differ.
 // CHECK: error: 'graph.add': rhs has element type f16, expected f32 like lhs
 func.func @chunk113(%x: tensor<4xf32>, %y: tensor<4xf16>) {
   %0 = "graph.add"(%x, %y) : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
@@ -1063,7 +1063,7 @@ func.func @chunk113(%x: tensor<4xf32>, %y: tensor<4xf16>) {
 
 // -----
 
-// Graph.sub: lhs/rhs element types differ.
+// graph.sub: lhs/rhs element types differ.
 // CHECK: error: 'graph.sub': rhs has element type f64, expected f32 like lhs
 func.func @chunk114(%x: tensor<4xf32>, %y: tensor<4xf64>) {
   %0 = "graph.sub"(%x, %y) : (tensor<4xf32>, tensor<4xf64>) -> tensor<4xf32>
@@ -1072,7 +1072,7 @@ func.func @chunk114(%x: tensor<4xf32>, %y: tensor<4xf64>) {
 
 // -----
 
-// Graph.mul: lhs/rhs element types differ.
+// graph.mul: lhs/rhs element types differ.
 // CHECK: error: 'graph.mul': rhs has element type i64, expected i32 like lhs
 func.func @chunk115(%x: tensor<4xi32>, %y: tensor<4xi64>) {
   %0 = "graph.mul"(%x, %y) : (tensor<4xi32>, tensor<4xi64>) -> tensor<4xi32>
@@ -1081,7 +1081,7 @@ func.func @chunk115(%x: tensor<4xi32>, %y: tensor<4xi64>) {
 
 // -----
 
-// Graph.div: lhs/rhs element types differ.
+// graph.div: lhs/rhs element types differ.
 // CHECK: error: 'graph.div': rhs has element type bf16, expected f32 like lhs
 func.func @chunk116(%x: tensor<4xf32>, %y: tensor<4xbf16>) {
   %0 = "graph.div"(%x, %y) : (tensor<4xf32>, tensor<4xbf16>) -> tensor<4xf32>
@@ -1090,7 +1090,7 @@ func.func @chunk116(%x: tensor<4xf32>, %y: tensor<4xbf16>) {
 
 // -----
 
-// Graph.maximum: lhs/rhs element types differ.
+// graph.maximum: lhs/rhs element types differ.
 // CHECK: error: 'graph.maximum': rhs has element type f32, expected i64 like lhs
 func.func @chunk117(%x: tensor<4xi64>, %y: tensor<4xf32>) {
   %0 = "graph.maximum"(%x, %y) : (tensor<4xi64>, tensor<4xf32>) -> tensor<4xi64>
@@ -1099,7 +1099,7 @@ func.func @chunk117(%x: tensor<4xi64>, %y: tensor<4xf32>) {
 
 // -----
 
-// Graph.minimum: lhs/rhs element types differ.
+// graph.minimum: lhs/rhs element types differ.
 // CHECK: error: 'graph.minimum': rhs has element type bf16, expected f16 like lhs
 func.func @chunk118(%x: tensor<4xf16>, %y: tensor<4xbf16>) {
   %0 = "graph.minimum"(%x, %y) : (tensor<4xf16>, tensor<4xbf16>) -> tensor<4xf16>
@@ -1108,7 +1108,7 @@ func.func @chunk118(%x: tensor<4xf16>, %y: tensor<4xbf16>) {
 
 // -----
 
-// Graph.pow: lhs/rhs element types differ.
+// graph.pow: lhs/rhs element types differ.
 // CHECK: error: 'graph.pow': rhs has element type f32, expected f64 like lhs
 func.func @chunk119(%x: tensor<4xf64>, %y: tensor<4xf32>) {
   %0 = "graph.pow"(%x, %y) : (tensor<4xf64>, tensor<4xf32>) -> tensor<4xf64>
@@ -1117,7 +1117,7 @@ func.func @chunk119(%x: tensor<4xf64>, %y: tensor<4xf32>) {
 
 // -----
 
-// Graph.add given i1 (bool is not numeric).
+// graph.add given i1 (bool is not numeric).
 // CHECK: error: 'graph.add': lhs must have a numeric (float or i32/i64) element type, got tensor<4xi1>
 func.func @chunk120(%x: tensor<4xi1>, %y: tensor<4xi1>) {
   %0 = "graph.add"(%x, %y) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
@@ -1126,7 +1126,7 @@ func.func @chunk120(%x: tensor<4xi1>, %y: tensor<4xi1>) {
 
 // -----
 
-// Graph.sub given i1 (bool is not numeric).
+// graph.sub given i1 (bool is not numeric).
 // CHECK: error: 'graph.sub': lhs must have a numeric (float or i32/i64) element type, got tensor<4xi1>
 func.func @chunk121(%x: tensor<4xi1>, %y: tensor<4xi1>) {
   %0 = "graph.sub"(%x, %y) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
@@ -1135,7 +1135,7 @@ func.func @chunk121(%x: tensor<4xi1>, %y: tensor<4xi1>) {
 
 // -----
 
-// Graph.mul given i1 (bool is not numeric).
+// graph.mul given i1 (bool is not numeric).
 // CHECK: error: 'graph.mul': lhs must have a numeric (float or i32/i64) element type, got tensor<4xi1>
 func.func @chunk122(%x: tensor<4xi1>, %y: tensor<4xi1>) {
   %0 = "graph.mul"(%x, %y) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
@@ -1144,7 +1144,7 @@ func.func @chunk122(%x: tensor<4xi1>, %y: tensor<4xi1>) {
 
 // -----
 
-// Graph.maximum given i1 (bool is not numeric).
+// graph.maximum given i1 (bool is not numeric).
 // CHECK: error: 'graph.maximum': lhs must have a numeric (float or i32/i64) element type, got tensor<4xi1>
 func.func @chunk123(%x: tensor<4xi1>, %y: tensor<4xi1>) {
   %0 = "graph.maximum"(%x, %y) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
@@ -1153,7 +1153,7 @@ func.func @chunk123(%x: tensor<4xi1>, %y: tensor<4xi1>) {
 
 // -----
 
-// Graph.minimum given i1 (bool is not numeric).
+// graph.minimum given i1 (bool is not numeric).
 // CHECK: error: 'graph.minimum': lhs must have a numeric (float or i32/i64) element type, got tensor<4xi1>
 func.func @chunk124(%x: tensor<4xi1>, %y: tensor<4xi1>) {
   %0 = "graph.minimum"(%x, %y) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
@@ -1162,7 +1162,7 @@ func.func @chunk124(%x: tensor<4xi1>, %y: tensor<4xi1>) {
 
 // -----
 
-// Graph.div is float-only: i32 operands.
+// graph.div is float-only: i32 operands.
 // CHECK: error: 'graph.div': lhs must have a float element type, got tensor<4xi32>
 func.func @chunk125(%x: tensor<4xi32>, %y: tensor<4xi32>) {
   %0 = "graph.div"(%x, %y) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
@@ -1171,7 +1171,7 @@ func.func @chunk125(%x: tensor<4xi32>, %y: tensor<4xi32>) {
 
 // -----
 
-// Graph.pow is float-only: i64 operands.
+// graph.pow is float-only: i64 operands.
 // CHECK: error: 'graph.pow': lhs must have a float element type, got tensor<4xi64>
 func.func @chunk126(%x: tensor<4xi64>, %y: tensor<4xi64>) {
   %0 = "graph.pow"(%x, %y) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
@@ -1180,7 +1180,7 @@ func.func @chunk126(%x: tensor<4xi64>, %y: tensor<4xi64>) {
 
 // -----
 
-// Graph.div given i1.
+// graph.div given i1.
 // CHECK: error: 'graph.div': lhs must have a float element type, got tensor<4xi1>
 func.func @chunk127(%x: tensor<4xi1>, %y: tensor<4xi1>) {
   %0 = "graph.div"(%x, %y) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
@@ -1189,7 +1189,7 @@ func.func @chunk127(%x: tensor<4xi1>, %y: tensor<4xi1>) {
 
 // -----
 
-// Graph.add: shapes do not broadcast.
+// graph.add: shapes do not broadcast.
 // CHECK: error: 'graph.add': shapes [4, 3] and [4] do not broadcast
 func.func @chunk128(%x: tensor<4x3xf32>, %y: tensor<4xf32>) {
   %0 = "graph.add"(%x, %y) : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<4x3xf32>
@@ -1198,7 +1198,7 @@ func.func @chunk128(%x: tensor<4x3xf32>, %y: tensor<4xf32>) {
 
 // -----
 
-// Graph.sub: shapes do not broadcast.
+// graph.sub: shapes do not broadcast.
 // CHECK: error: 'graph.sub': shapes [2, 3] and [3, 2] do not broadcast
 func.func @chunk129(%x: tensor<2x3xf32>, %y: tensor<3x2xf32>) {
   %0 = "graph.sub"(%x, %y) : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
@@ -1207,7 +1207,7 @@ func.func @chunk129(%x: tensor<2x3xf32>, %y: tensor<3x2xf32>) {
 
 // -----
 
-// Graph.mul: shapes do not broadcast.
+// graph.mul: shapes do not broadcast.
 // CHECK: error: 'graph.mul': shapes [5] and [6] do not broadcast
 func.func @chunk130(%x: tensor<5xf32>, %y: tensor<6xf32>) {
   %0 = "graph.mul"(%x, %y) : (tensor<5xf32>, tensor<6xf32>) -> tensor<5xf32>
@@ -1216,7 +1216,7 @@ func.func @chunk130(%x: tensor<5xf32>, %y: tensor<6xf32>) {
 
 // -----
 
-// Graph.div: shapes do not broadcast.
+// graph.div: shapes do not broadcast.
 // CHECK: error: 'graph.div': shapes [2, 4, 3] and [5, 3] do not broadcast
 func.func @chunk131(%x: tensor<2x4x3xf32>, %y: tensor<5x3xf32>) {
   %0 = "graph.div"(%x, %y) : (tensor<2x4x3xf32>, tensor<5x3xf32>) -> tensor<2x4x3xf32>
@@ -1225,16 +1225,16 @@ func.func @chunk131(%x: tensor<2x4x3xf32>, %y: tensor<5x3xf32>) {
 
 // -----
 
-// Graph.maximum: shapes do not broadcast.
-// CHECK: error: 'graph.maximum': shapes [7, 1] and [3, 7, 2] do not broadcast
-func.func @chunk132(%x: tensor<7x1xf32>, %y: tensor<3x7x2xf32>) {
-  %0 = "graph.maximum"(%x, %y) : (tensor<7x1xf32>, tensor<3x7x2xf32>) -> tensor<7x1xf32>
+// graph.maximum: shapes do not broadcast.
+// CHECK: error: 'graph.maximum': shapes [7, 3] and [3, 7, 2] do not broadcast
+func.func @chunk132(%x: tensor<7x3xf32>, %y: tensor<3x7x2xf32>) {
+  %0 = "graph.maximum"(%x, %y) : (tensor<7x3xf32>, tensor<3x7x2xf32>) -> tensor<7x3xf32>
   func.return
 }
 
 // -----
 
-// Graph.minimum: shapes do not broadcast.
+// graph.minimum: shapes do not broadcast.
 // CHECK: error: 'graph.minimum': shapes [8] and [9, 1, 7] do not broadcast
 func.func @chunk133(%x: tensor<8xf32>, %y: tensor<9x1x7xf32>) {
   %0 = "graph.minimum"(%x, %y) : (tensor<8xf32>, tensor<9x1x7xf32>) -> tensor<8xf32>
@@ -1243,7 +1243,7 @@ func.func @chunk133(%x: tensor<8xf32>, %y: tensor<9x1x7xf32>) {
 
 // -----
 
-// Graph.pow: shapes do not broadcast.
+// graph.pow: shapes do not broadcast.
 // CHECK: error: 'graph.pow': shapes [3, 1] and [2, 3, 4, 2] do not broadcast
 func.func @chunk134(%x: tensor<3x1xf32>, %y: tensor<2x3x4x2xf32>) {
   %0 = "graph.pow"(%x, %y) : (tensor<3x1xf32>, tensor<2x3x4x2xf32>) -> tensor<3x1xf32>
@@ -1432,7 +1432,7 @@ func.func @chunk152(%x: tensor<4xf32>) {
 // ============================================================================================
 
 // Constant value shape differs from result.
-// CHECK: error: 'graph.constant': attribute tensor<2x2xf32> expected from variable 'T', but got tensor<4xf32>
+// CHECK: error: 'graph.constant': result type tensor<2x2xf32> differs from the value's type tensor<4xf32>
 func.func @chunk153() {
   %0 = "graph.constant"() <{value = dense<1.0> : tensor<4xf32>}> : () -> tensor<2x2xf32>
   func.return
@@ -1441,7 +1441,7 @@ func.func @chunk153() {
 // -----
 
 // Constant value element type differs from result.
-// CHECK: error: 'graph.constant': attribute tensor<3xi32> expected from variable 'T', but got tensor<3xi64>
+// CHECK: error: 'graph.constant': result type tensor<3xi32> differs from the value's type tensor<3xi64>
 func.func @chunk154() {
   %0 = "graph.constant"() <{value = dense<[1, 2, 3]> : tensor<3xi64>}> : () -> tensor<3xi32>
   func.return
@@ -1613,7 +1613,7 @@ func.func @chunk171(%a: tensor<f32>, %b: tensor<8x2xf32>) {
 // -----
 
 // Matmul contraction mismatch, no transposes.
-// CHECK: error: 'graph.matmul': contraction sizes differ: op(a) is 4x8, op(b) is 9x2 (a: tensor<4x8xf32>, b: tensor<9x2xf32>, transpose_a=False, transpose_b=False)
+// CHECK: error: 'graph.matmul': contraction sizes differ: op(a) is 4x8, op(b) is 9x2 (a: tensor<4x8xf32>, b: tensor<9x2xf32>
 func.func @chunk172(%a: tensor<4x8xf32>, %b: tensor<9x2xf32>) {
   %0 = "graph.matmul"(%a, %b) : (tensor<4x8xf32>, tensor<9x2xf32>) -> tensor<4x2xf32>
   func.return
@@ -1622,7 +1622,7 @@ func.func @chunk172(%a: tensor<4x8xf32>, %b: tensor<9x2xf32>) {
 // -----
 
 // Matmul contraction mismatch with transpose_a.
-// CHECK: error: 'graph.matmul': contraction sizes differ: op(a) is 8x4, op(b) is 8x2 (a: tensor<4x8xf32>, b: tensor<8x2xf32>, transpose_a=True, transpose_b=False)
+// CHECK: error: 'graph.matmul': contraction sizes differ: op(a) is 8x4, op(b) is 8x2 (a: tensor<4x8xf32>, b: tensor<8x2xf32>
 func.func @chunk173(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) {
   %0 = "graph.matmul"(%a, %b) <{transpose_a = true}> : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<8x2xf32>
   func.return
@@ -1631,7 +1631,7 @@ func.func @chunk173(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) {
 // -----
 
 // Matmul contraction mismatch with transpose_b.
-// CHECK: error: 'graph.matmul': contraction sizes differ: op(a) is 4x8, op(b) is 2x8 (a: tensor<4x8xf32>, b: tensor<8x2xf32>, transpose_a=False, transpose_b=True)
+// CHECK: error: 'graph.matmul': contraction sizes differ: op(a) is 4x8, op(b) is 2x8 (a: tensor<4x8xf32>, b: tensor<8x2xf32>
 func.func @chunk174(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) {
   %0 = "graph.matmul"(%a, %b) <{transpose_b = true}> : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x8xf32>
   func.return
@@ -1640,7 +1640,7 @@ func.func @chunk174(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) {
 // -----
 
 // Matmul contraction mismatch with both transposes.
-// CHECK: error: 'graph.matmul': contraction sizes differ: op(a) is 4x8, op(b) is 4x2 (a: tensor<8x4xf32>, b: tensor<2x4xf32>, transpose_a=True, transpose_b=True)
+// CHECK: error: 'graph.matmul': contraction sizes differ: op(a) is 4x8, op(b) is 4x2 (a: tensor<8x4xf32>, b: tensor<2x4xf32>
 func.func @chunk175(%a: tensor<8x4xf32>, %b: tensor<2x4xf32>) {
   %0 = "graph.matmul"(%a, %b) <{transpose_a = true, transpose_b = true}> : (tensor<8x4xf32>, tensor<2x4xf32>) -> tensor<4x2xf32>
   func.return
@@ -1658,7 +1658,7 @@ func.func @chunk176(%a: tensor<3x4x8xf32>, %b: tensor<3x6x2xf32>) {
 // -----
 
 // Matmul batch axes do not broadcast.
-// CHECK: error: 'graph.matmul': shapes [2] and [3] do not broadcast
+// CHECK: error: 'graph.matmul': batch axes [2] of a and [3] of b do not broadcast
 func.func @chunk177(%a: tensor<2x4x8xf32>, %b: tensor<3x8x4xf32>) {
   %0 = "graph.matmul"(%a, %b) : (tensor<2x4x8xf32>, tensor<3x8x4xf32>) -> tensor<2x4x4xf32>
   func.return
@@ -1667,7 +1667,7 @@ func.func @chunk177(%a: tensor<2x4x8xf32>, %b: tensor<3x8x4xf32>) {
 // -----
 
 // Matmul multi-axis batch mismatch.
-// CHECK: error: 'graph.matmul': shapes [5, 2] and [7, 1] do not broadcast
+// CHECK: error: 'graph.matmul': batch axes [5, 2] of a and [7, 1] of b do not broadcast
 func.func @chunk178(%a: tensor<5x2x4x8xf32>, %b: tensor<7x1x8x4xf32>) {
   %0 = "graph.matmul"(%a, %b) : (tensor<5x2x4x8xf32>, tensor<7x1x8x4xf32>) -> tensor<5x2x4x4xf32>
   func.return
@@ -2201,7 +2201,7 @@ func.func @chunk233(%x: tensor<4x8xf32>) {
 // ============================================================================================
 
 // Broadcast_to incompatible sizes.
-// CHECK: error: 'graph.broadcast_to': shapes [4, 3] and [4, 5] do not broadcast
+// CHECK: error: 'graph.broadcast_to': tensor<4x3xf32> does not broadcast to tensor<4x5xf32>
 func.func @chunk234(%x: tensor<4x3xf32>) {
   %0 = "graph.broadcast_to"(%x) : (tensor<4x3xf32>) -> tensor<4x5xf32>
   func.return
@@ -2241,7 +2241,7 @@ func.func @chunk237(%x: tensor<8xf32>) {
 // ============================================================================================
 
 // Transpose permutation with a duplicate.
-// CHECK: error: 'graph.transpose': permutation [0, 0] is not a permutation of 0..1
+// CHECK: error: 'graph.transpose': permutation [0, 0] is not a permutation of the 2 axes of tensor<4x8xf32>
 func.func @chunk238(%x: tensor<4x8xf32>) {
   %0 = "graph.transpose"(%x) <{permutation = array<i64: 0, 0>}> : (tensor<4x8xf32>) -> tensor<4x4xf32>
   func.return
@@ -2250,7 +2250,7 @@ func.func @chunk238(%x: tensor<4x8xf32>) {
 // -----
 
 // Transpose permutation entry out of range.
-// CHECK: error: 'graph.transpose': permutation [1, 2] is not a permutation of 0..1
+// CHECK: error: 'graph.transpose': permutation [1, 2] is not a permutation of the 2 axes of tensor<4x8xf32>
 func.func @chunk239(%x: tensor<4x8xf32>) {
   %0 = "graph.transpose"(%x) <{permutation = array<i64: 1, 2>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
   func.return
@@ -2259,7 +2259,7 @@ func.func @chunk239(%x: tensor<4x8xf32>) {
 // -----
 
 // Transpose permutation with a negative entry.
-// CHECK: error: 'graph.transpose': permutation [-1, 0] is not a permutation of 0..1
+// CHECK: error: 'graph.transpose': permutation [-1, 0] is not a permutation of the 2 axes of tensor<4x8xf32>
 func.func @chunk240(%x: tensor<4x8xf32>) {
   %0 = "graph.transpose"(%x) <{permutation = array<i64: -1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
   func.return
@@ -2268,7 +2268,7 @@ func.func @chunk240(%x: tensor<4x8xf32>) {
 // -----
 
 // Transpose permutation too short.
-// CHECK: error: 'graph.transpose': permutation [1, 0] is not a permutation of 0..2
+// CHECK: error: 'graph.transpose': permutation [1, 0] is not a permutation of the 3 axes of tensor<2x4x8xf32>
 func.func @chunk241(%x: tensor<2x4x8xf32>) {
   %0 = "graph.transpose"(%x) <{permutation = array<i64: 1, 0>}> : (tensor<2x4x8xf32>) -> tensor<4x2xf32>
   func.return
@@ -2277,7 +2277,7 @@ func.func @chunk241(%x: tensor<2x4x8xf32>) {
 // -----
 
 // Transpose permutation too long.
-// CHECK: error: 'graph.transpose': permutation [2, 1, 0] is not a permutation of 0..1
+// CHECK: error: 'graph.transpose': permutation [2, 1, 0] is not a permutation of the 2 axes of tensor<4x8xf32>
 func.func @chunk242(%x: tensor<4x8xf32>) {
   %0 = "graph.transpose"(%x) <{permutation = array<i64: 2, 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
   func.return
@@ -2395,7 +2395,7 @@ func.func @chunk253() {
 // -----
 
 // Concat input element types differ.
-// CHECK: error: 'graph.concat': input #1 has element type f16, expected f32 like input #0
+// CHECK: error: 'graph.concat': operand #1 has element type f16, expected f32 like operand #0
 func.func @chunk254(%x: tensor<2x8xf32>, %y: tensor<3x8xf16>) {
   %0 = "graph.concat"(%x, %y) <{axis = 0 : i64}> : (tensor<2x8xf32>, tensor<3x8xf16>) -> tensor<5x8xf32>
   func.return
@@ -2404,7 +2404,7 @@ func.func @chunk254(%x: tensor<2x8xf32>, %y: tensor<3x8xf16>) {
 // -----
 
 // Concat input ranks differ.
-// CHECK: error: 'graph.concat': input #1 is tensor<8xf32>; all inputs must match tensor<2x8xf32> off axis 0
+// CHECK: error: 'graph.concat': operand #1 is tensor<8xf32>; all inputs must match tensor<2x8xf32> off axis 0
 func.func @chunk255(%x: tensor<2x8xf32>, %y: tensor<8xf32>) {
   %0 = "graph.concat"(%x, %y) <{axis = 0 : i64}> : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<3x8xf32>
   func.return
@@ -2413,7 +2413,7 @@ func.func @chunk255(%x: tensor<2x8xf32>, %y: tensor<8xf32>) {
 // -----
 
 // Concat off-axis sizes differ.
-// CHECK: error: 'graph.concat': input #1 is tensor<3x7xf32>; all inputs must match tensor<2x8xf32> off axis 0
+// CHECK: error: 'graph.concat': operand #1 is tensor<3x7xf32>; all inputs must match tensor<2x8xf32> off axis 0
 func.func @chunk256(%x: tensor<2x8xf32>, %y: tensor<3x7xf32>) {
   %0 = "graph.concat"(%x, %y) <{axis = 0 : i64}> : (tensor<2x8xf32>, tensor<3x7xf32>) -> tensor<5x8xf32>
   func.return
@@ -2422,7 +2422,7 @@ func.func @chunk256(%x: tensor<2x8xf32>, %y: tensor<3x7xf32>) {
 // -----
 
 // Concat off-axis sizes differ on the third input, negative axis.
-// CHECK: error: 'graph.concat': input #2 is tensor<5x1xf32>; all inputs must match tensor<4x2xf32> off axis 1
+// CHECK: error: 'graph.concat': operand #2 is tensor<5x1xf32>; all inputs must match tensor<4x2xf32> off axis 1
 func.func @chunk257(%x: tensor<4x2xf32>, %y: tensor<4x3xf32>, %z: tensor<5x1xf32>) {
   %0 = "graph.concat"(%x, %y, %z) <{axis = -1 : i64}> : (tensor<4x2xf32>, tensor<4x3xf32>, tensor<5x1xf32>) -> tensor<4x6xf32>
   func.return
@@ -2553,7 +2553,7 @@ func.func @chunk270(%x: tensor<4xf32>) {
 // -----
 
 // Dropout p given as f32 rather than f64.
-// CHECK: error: 'graph.dropout': f32 should be of base attribute f64
+// CHECK: error: 'graph.dropout': property 'p' = 5.000000e-01 : f32 is invalid: f32 should be of base attribute f64
 func.func @chunk271(%x: tensor<4xf32>) {
   %0 = "graph.dropout"(%x) <{p = 5.000000e-01 : f32, seed = 1 : i64}> : (tensor<4xf32>) -> tensor<4xf32>
   func.return
@@ -2562,7 +2562,7 @@ func.func @chunk271(%x: tensor<4xf32>) {
 // -----
 
 // Softmax axis given as a float.
-// CHECK: error: 'graph.softmax': 1.000000e+00 : f64 should be of base attribute integer
+// CHECK: error: 'graph.softmax': property 'axis' = 1.000000e+00 : f64 is invalid: 1.000000e+00 : f64 should be of base attribute integer
 func.func @chunk272(%x: tensor<4xf32>) {
   %0 = "graph.softmax"(%x) <{axis = 1.000000e+00 : f64}> : (tensor<4xf32>) -> tensor<4xf32>
   func.return
@@ -2571,7 +2571,7 @@ func.func @chunk272(%x: tensor<4xf32>) {
 // -----
 
 // Gelu approximate given as an integer.
-// CHECK: error: 'graph.gelu': 1 : i64 should be of base attribute string
+// CHECK: error: 'graph.gelu': property 'approximate' = 1 : i64 is invalid: 1 : i64 should be of base attribute string
 func.func @chunk273(%x: tensor<4xf32>) {
   %0 = "graph.gelu"(%x) <{approximate = 1 : i64}> : (tensor<4xf32>) -> tensor<4xf32>
   func.return
@@ -2580,8 +2580,62 @@ func.func @chunk273(%x: tensor<4xf32>) {
 // -----
 
 // Reduce keepdims given as an i64.
-// CHECK: error: 'graph.reduce_max': Expected attribute i1 but got i64
+// CHECK: error: 'graph.reduce_max': property 'keepdims' = 1 : i64 is invalid: Expected attribute i1 but got i64
 func.func @chunk274(%x: tensor<4xf32>) {
   %0 = "graph.reduce_max"(%x) <{axes = array<i64: 0>, keepdims = 1 : i64}> : (tensor<4xf32>) -> tensor<f32>
+  func.return
+}
+
+// -----
+
+// Int-list properties must be i64 arrays: a float permutation is rejected, not a crash.
+// CHECK: error: 'graph.transpose': property 'permutation' = array<f32: 1.000000e+00, 0.000000e+00> is invalid: Expected attribute i64 but got f32
+func.func @float_permutation(%x: tensor<4x8xf32>) {
+  %0 = "graph.transpose"(%x) <{permutation = array<f32: 1.0, 0.0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  func.return
+}
+
+// -----
+
+// Reduction axes given as floats are rejected.
+// CHECK: error: 'graph.reduce_sum': property 'axes' = array<f32: 5.000000e-01> is invalid: Expected attribute i64 but got f32
+func.func @float_axes(%x: tensor<4x8xf32>) {
+  %0 = "graph.reduce_sum"(%x) <{axes = array<f32: 0.5>}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+// Slice bounds given as floats are rejected with the property named.
+// CHECK: error: 'graph.slice': property 'starts' = array<f32: 0.000000e+00> is invalid: Expected attribute i64 but got f32
+func.func @float_slice(%x: tensor<4xf32>) {
+  %0 = "graph.slice"(%x) <{starts = array<f32: 0.0>, limits = array<i64: 4>, steps = array<i64: 1>}> : (tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// Only signless integers: ui32 is not i32.
+// CHECK: error: 'graph.neg': x has unsupported element type ui32
+func.func @unsigned(%x: tensor<4xui32>) {
+  %0 = "graph.neg"(%x) : (tensor<4xui32>) -> tensor<4xui32>
+  func.return
+}
+
+// -----
+
+// Only signless integers: si64 ids are not i64.
+// CHECK: error: 'graph.embedding': ids has unsupported element type si64
+func.func @signed_ids(%t: tensor<4x2xf32>, %ids: tensor<3xsi64>) {
+  %0 = "graph.embedding"(%t, %ids) : (tensor<4x2xf32>, tensor<3xsi64>) -> tensor<3x2xf32>
+  func.return
+}
+
+// -----
+
+// An axis given as a bool is rejected (not read as axis 1).
+// CHECK: error: 'graph.softmax': property 'axis' = true is invalid: Expected attribute i64 but got i1
+func.func @bool_axis(%x: tensor<4x8xf32>) {
+  %0 = "graph.softmax"(%x) <{axis = true}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
   func.return
 }
