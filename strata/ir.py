@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, func
+from xdsl.dialects import arith, builtin, func, math, memref, scf
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.irdl import VerificationContext, IRDLOperation
@@ -11,15 +11,17 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 from strata.dialects.graph import Graph
+from strata.dialects.tile import Tile
+from strata.dialects.token import Token
 from strata.errors import IRError
 
-STRATA_DIALECTS = {"graph": lambda: Graph}
+STRATA_DIALECTS = {"graph": lambda: Graph, "tile": lambda: Tile, "token": lambda: Token}
 
 
 def make_context() -> Context:
-    """A context with builtin, func, arith and Strata's dialects loaded."""
+    """A context with the upstream dialects Strata's levels use and Strata's own."""
     ctx = Context()
-    for dialect in (builtin.Builtin, func.Func, arith.Arith):
+    for dialect in (builtin.Builtin, func.Func, arith.Arith, math.Math, memref.MemRef, scf.Scf):
         ctx.load_dialect(dialect)
     for factory in STRATA_DIALECTS.values():
         ctx.load_dialect(factory())
