@@ -1,8 +1,10 @@
 """Per-op knowledge, registered once per op and looked up by passes and runtimes.
 
 Each graph op class maps to one `OpInfo`. Facts live next to the code that owns them
-and register themselves here (the reference semantics in runtime/reference/kernels.py;
-later VJP rules, tiling and aliasing), so no pass grows an if/elif chain over op names.
+and register themselves here — the reference semantics (runtime/reference/kernels.py),
+the scalar arith/math rule of elementwise ops (lowering/scalar_rules.py), the tile-kernel
+lowering (lowering/graph_to_tile.py); later VJP rules and aliasing — so no pass grows an
+if/elif chain over op names.
 """
 
 from __future__ import annotations
@@ -16,13 +18,21 @@ from xdsl.ir import Operation
 ReferenceFn = Callable[..., object]
 """(op, *numpy operands) -> numpy result, for the op's element types."""
 
-PROVIDERS = ("strata.runtime.reference.kernels",)
+PROVIDERS = (
+    "strata.runtime.reference.kernels",
+    "strata.lowering.scalar_rules",
+    "strata.lowering.graph_to_tile",
+)
 """Modules that register facts; imported on first lookup."""
 
 
 @dataclass
 class OpInfo:
     reference: ReferenceFn | None = None
+    scalar: Callable[..., object] | None = None
+    """(emitter, op, operand elements) -> result element, as arith/math ops."""
+    tile_lowering: Callable[..., object] | None = None
+    """(op, lowering context) -> emits the op's tile kernels and launches."""
 
 
 _REGISTRY: dict[type[Operation], OpInfo] = {}
@@ -33,18 +43,27 @@ def _entry(op_type: type[Operation]) -> OpInfo:
     return _REGISTRY.setdefault(op_type, OpInfo())
 
 
-def register_reference(*op_types: type[Operation]) -> Callable[[ReferenceFn], ReferenceFn]:
-    """Decorator: `fn` is the numpy meaning of each of `op_types`."""
+def _registrar(field: str):
+    def register(*op_types: type[Operation]) -> Callable[[Callable], Callable]:
+        def decorate(fn: Callable) -> Callable:
+            for op_type in op_types:
+                entry = _entry(op_type)
+                if getattr(entry, field) is not None:
+                    raise ValueError(f"{op_type.name} already has a registered {field}")
+                setattr(entry, field, fn)
+            return fn
 
-    def decorate(fn: ReferenceFn) -> ReferenceFn:
-        for op_type in op_types:
-            entry = _entry(op_type)
-            if entry.reference is not None:
-                raise ValueError(f"{op_type.name} already has reference semantics")
-            entry.reference = fn
-        return fn
+        return decorate
 
-    return decorate
+    return register
+
+
+register_reference = _registrar("reference")
+"""Decorator: the numpy meaning of each of the given op types."""
+register_scalar = _registrar("scalar")
+"""Decorator: the arith/math rule computing one element of an elementwise op."""
+register_tile_lowering = _registrar("tile_lowering")
+"""Decorator: how an op becomes tile kernels."""
 
 
 def op_info(op: Operation | type[Operation]) -> OpInfo:

@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     i64,
 )
+from xdsl.dialects.func import FuncOp
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
 from xdsl.ir import Attribute, Dialect, Region
 from xdsl.irdl import (
@@ -394,7 +395,8 @@ class BroadcastOp(IRDLOperation):
 
 @irdl_op_definition
 class MmaOp(IRDLOperation):
-    """acc + a @ b on rank-2 tiles: [M, K] x [K, N] + [M, N]."""
+    """acc + a @ b: [..., M, K] x [..., K, N] + [..., M, N], leading dims all 1 (a batch
+    instance of a batched matmul; the grid runs over the batch)."""
 
     name = "tile.mma"
     _ACC: ClassVar = VarConstraint("ACC", irdl_to_attr_constraint(TileType))
@@ -411,10 +413,13 @@ class MmaOp(IRDLOperation):
 
     def verify_(self) -> None:
         a, b, acc = self.a.type, self.b.type, self.acc.type
-        if any(len(t.get_shape()) != 2 for t in (a, b, acc)):
-            raise VerifyException("'tile.mma': operands must be rank-2 tiles")
-        (m, k), (k2, n) = a.get_shape(), b.get_shape()
-        if k != k2 or acc.get_shape() != (m, n) or self.result.type != acc:
+        ranks = {len(t.get_shape()) for t in (a, b, acc)}
+        if len(ranks) != 1 or min(ranks) < 2 or any(set(t.get_shape()[:-2]) - {1} for t in (a, b, acc)):
+            raise VerifyException(
+                "'tile.mma': operands must have one rank >= 2 whose leading dims are all 1"
+            )
+        (m, k), (k2, n) = a.get_shape()[-2:], b.get_shape()[-2:]
+        if k != k2 or acc.get_shape()[-2:] != (m, n) or self.result.type != acc:
             raise VerifyException(f"'tile.mma': {a} x {b} does not accumulate into {acc}")
         if not (a.element_type == b.element_type == acc.element_type):
             raise VerifyException("'tile.mma': a, b and acc must share an element type")
@@ -452,9 +457,11 @@ class LaunchOp(IRDLOperation):
         from xdsl.traits import SymbolTable
 
         kernel = SymbolTable.lookup_symbol(self, self.kernel)
-        if not isinstance(kernel, KernelOp):
+        lowered = isinstance(kernel, FuncOp) and "tile.grid" in kernel.attributes
+        if not isinstance(kernel, KernelOp) and not lowered:
             raise VerifyException(f"'tile.launch': @{self.kernel.string_value()} is not a tile.kernel")
-        expected = list(kernel.function_type.inputs.data)
+        # A kernel lowered to loops takes the grid range as two trailing index arguments.
+        expected = list(kernel.function_type.inputs.data)[: -2 if lowered else None]
         if [a.type for a in self.args] != expected:
             raise VerifyException(f"'tile.launch': arguments {[str(a.type) for a in self.args]} do not match @{self.kernel.string_value()}'s {[str(t) for t in expected]}")
 

@@ -12,10 +12,7 @@ from strata.errors import StrataError
 from strata.ir import as_module
 from strata.runtime.reference import interpreter
 
-TARGETS_NOT_YET = {
-    "cpu": "the CPU backend (issue 3)",
-    "cuda": "the GPU backend (issue 7)",
-}
+TARGETS_NOT_YET = {"cuda": "the GPU backend (issue 7)"}
 
 
 class TargetUnavailableError(StrataError):
@@ -46,8 +43,14 @@ def compile(
     entry: str | None = None,
     pipeline: str | None = None,
 ) -> Executable:
-    """Compile a module for `target` ("reference" today; "cpu" and "cuda" as they land)."""
+    """Compile a module for `target`: "cpu" (JIT through cpu-pipeline), "reference"
+    (the numpy interpreter); "cuda" as it lands. `pipeline` runs on the graph first."""
     module = as_module(module_or_text)
+    if target == "cpu":
+        from strata.runtime.cpu import CpuExecutable
+
+        executable = CpuExecutable(module, entry, pipeline)
+        return Executable(executable.module, entry, target, executable)
     if target in TARGETS_NOT_YET:
         raise TargetUnavailableError(
             f"target '{target}' is not available yet: it arrives with {TARGETS_NOT_YET[target]}; "

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.universe import Universe
@@ -11,7 +13,29 @@ from xdsl.universe import Universe
 from strata.errors import IRError, StrataError
 from strata.ir import make_context, verify
 
-STRATA_PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+CPU_PIPELINE_STEPS = "canonicalize,cse,lower-graph-to-tile,lower-tile-to-loops"
+
+
+@dataclass(frozen=True)
+class CpuPipelinePass(ModulePass):
+    """The CPU path from graph to loops, as one named pass (each step also runs alone):
+    canonicalize, cse, lower-graph-to-tile, lower-tile-to-loops."""
+
+    name = "cpu-pipeline"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PassPipeline.parse_spec(available_passes(), CPU_PIPELINE_STEPS).apply(ctx, op)
+
+
+def _strata_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    from strata.lowering.graph_to_tile import LowerGraphToTilePass
+    from strata.lowering.tile_to_loops import LowerTileToLoopsPass
+
+    passes = (LowerGraphToTilePass, LowerTileToLoopsPass, CpuPipelinePass)
+    return {p.name: (lambda p=p: p) for p in passes}
+
+
+STRATA_PASSES: dict[str, Callable[[], type[ModulePass]]] = _strata_passes()
 """Strata's own passes by name (xDSL's upstream passes are added next to them)."""
 
 DEFAULT_PIPELINE = "canonicalize,cse,dce"

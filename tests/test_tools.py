@@ -79,6 +79,18 @@ def test_run_check_and_timing(matmul_file):
     assert "compile:" in result.stdout and "median" in result.stdout and "over 3 runs" in result.stdout
 
 
+def test_run_cpu_target_check(matmul_file):
+    result = run_tool("strata-run", str(matmul_file), "--target", "cpu", "--check", "--timing")
+    assert result.returncode == 0, result.stderr
+    assert "ok" in result.stdout and "compile:" in result.stdout
+
+
+def test_run_cpu_target_unsupported_op_exits_2(tmp_path):
+    path = tmp_path / "drop.mlir"
+    path.write_text(EMBED)
+    assert_diagnostic(run_tool("strata-run", str(path), "--target", "cpu"), 2, "'graph.embedding' cannot be lowered")
+
+
 def test_run_examples_with_pipeline():
     for example in ("mlp.mlir", "transformer_block.mlir"):
         result = run_tool("strata-run", str(EXAMPLES / example), "-p", "canonicalize,cse", "--check")
@@ -141,9 +153,8 @@ def test_run_time_failure_exits_1(tmp_path):
 @pytest.mark.parametrize(
     "args, fragment",
     [
-        (["--target", "cpu"], "target 'cpu' is not available yet"),
         (["--target", "cuda"], "target 'cuda' is not available yet"),
-        (["--plan-json", "plan.json"], "--plan-json needs a compiled target"),
+        (["--plan-json", "plan.json"], "--plan-json is not available yet"),
         (["--entry", "nope"], "no function @nope"),
         (["--repeat", "0", "--timing"], "--repeat must be >= 1"),
     ],
@@ -171,10 +182,20 @@ def test_opt_prints_and_reports(matmul_file, tmp_path):
     assert_diagnostic(run_tool("strata-opt", str(matmul_file), "-p", "bogus"), 2, "bogus")
 
 
-def test_translate_reports_no_target_yet(matmul_file):
-    assert_diagnostic(
-        run_tool("strata-translate", str(matmul_file), "--emit=llvm-ir"), 2, "no target yet"
-    )
+def test_translate_emits_vectorized_llvm_ir_and_asm(tmp_path):
+    path = tmp_path / "add.mlir"
+    path.write_text(MATMUL.replace("8x3", "4x8").replace("tensor<4x3xf32>", "tensor<4x8xf32>").replace(
+        '"graph.matmul"', '"graph.add"'))
+    ir = run_tool("strata-translate", str(path), "--emit=llvm-ir")
+    assert ir.returncode == 0, ir.stderr
+    assert "@f_add_0(ptr noalias" in ir.stdout and "fadd <" in ir.stdout  # vectorized
+    asm = run_tool("strata-translate", str(path), "--emit=asm")
+    assert asm.returncode == 0, asm.stderr
+    assert "f_add_0:" in asm.stdout
+
+
+def test_translate_ptx_not_yet(matmul_file):
+    assert_diagnostic(run_tool("strata-translate", str(matmul_file), "--emit=ptx"), 2, "no target yet")
 
 
 def test_compile_reference_executable_matches_interpret():

@@ -81,8 +81,8 @@ def summarize(index: int, value: np.ndarray) -> str:
 def run(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
     name = "stdin" if args.file == "-" else args.file
-    if args.plan_json and args.target == "reference":
-        raise StrataError("--plan-json needs a compiled target (--target cpu or cuda)")
+    if args.plan_json:
+        raise StrataError("--plan-json is not available yet: it arrives with memory planning (plan-memory)")
     if args.repeat < 1:
         raise StrataError(f"--repeat must be >= 1, got {args.repeat}")
     module = strata.parse_module(text, name)

@@ -1,30 +1,42 @@
-"""strata-translate: lower a module to LLVM IR, PTX or host assembly."""
+"""strata-translate: lower a module to LLVM IR or host assembly (PTX with the GPU backend)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
+import strata
 from strata.errors import StrataError
 from strata.tools.diagnostics import run_reporting_errors
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="strata-translate", description="Leave the compiler.")
-    p.add_argument("file", help="an .mlir file")
+    p.add_argument("file", help="an .mlir file ('-' for stdin)")
     p.add_argument("--emit", required=True, choices=("llvm-ir", "ptx", "asm"))
-    p.add_argument("--entry")
-    p.add_argument("--arch", default="sm_90")
-    p.add_argument("-o", "--output")
+    p.add_argument("--entry", help="function whose program to translate (default: all)")
+    p.add_argument("--arch", default="sm_90", help="GPU architecture for --emit=ptx")
+    p.add_argument("-o", "--output", help="write here instead of stdout")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    raise StrataError(
-        f"no target yet: --emit={args.emit} arrives with the "
-        f"{'GPU' if args.emit == 'ptx' else 'CPU'} backend; "
-        "use strata-run --target reference to execute programs meanwhile"
-    )
+    if args.emit == "ptx":
+        raise StrataError("no target yet: --emit=ptx arrives with the GPU backend")
+    from strata.runtime.cpu import jit_kernels
+    from strata.pipelines import CPU_PIPELINE_STEPS, run_pipeline
+
+    text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+    module = strata.parse_module(text, "stdin" if args.file == "-" else args.file)
+    run_pipeline(module, CPU_PIPELINE_STEPS)
+    jit = jit_kernels(module)
+    output = jit.llvm_ir() if args.emit == "llvm-ir" else jit.assembly()
+    if args.output:
+        Path(args.output).write_text(output)
+    else:
+        sys.stdout.write(output)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,308 @@
+"""`lower-graph-to-tile`: every graph function becomes a program of tile kernels.
+
+Before (graph):
+
+    func.func @f(%x: tensor<7x5xf32>, %b: tensor<5xf32>) -> tensor<7x5xf32> {
+      %0 = graph.add %x, %b : (tensor<7x5xf32>, tensor<5xf32>) -> tensor<7x5xf32>
+      func.return %0 : tensor<7x5xf32>
+    }
+
+After (tile): the function takes and returns flat buffers, declares one `tile.buffer`
+per intermediate and launches one kernel per op; broadcasting is a stride-0 view:
+
+    tile.kernel @f_add_0(%a: memref<35xf32>, %b: memref<5xf32>, %c: memref<35xf32>)
+        attributes {grid = array<i64: 1, 1>} { ... tile.load_view_tko / tile.map / tile.store_view_tko ... }
+    func.func @f(%x: memref<35xf32>, %b: memref<5xf32>) -> memref<35xf32> {
+      %0 = tile.buffer : memref<35xf32>
+      tile.launch @f_add_0(%x, %b, %0) : memref<35xf32>, memref<5xf32>, memref<35xf32>
+      func.return %0 : memref<35xf32>
+    }
+
+Each op's lowering is registered in the per-op registry (`op_info(op).tile_lowering`);
+an op without one is reported, never skipped. Tile shapes come from `TileCostModel`,
+overridable by the pass options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, IndexType, ModuleOp, TensorType, f32
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from strata.dialects import graph, tile
+from strata.dialects.graph_base import shape_of
+from strata.dialects.opinfo import op_info, register_tile_lowering
+from strata.dialects.tile_types import TensorViewType, TileType
+from strata.errors import StrataError
+from strata.ir import location_prefix
+from strata.lowering.scalar_rules import Emitter, emit_scalar
+from strata.lowering.tile_builder import (
+    KernelBuilder,
+    TileCostModel,
+    broadcast_strides,
+    contiguous_strides,
+    flat_buffer_type,
+    grid_of,
+    next_power_of_two,
+)
+
+
+def logical_shape(t: TensorType) -> tuple[int, ...]:
+    """Rank-0 tensors are handled as one-element rank-1 tensors."""
+    return shape_of(t) or (1,)
+
+
+@dataclass
+class ProgramLowering:
+    """State while one graph function becomes a tile program."""
+
+    module: ModuleOp
+    function_name: str
+    body: Block
+    cost: TileCostModel
+    buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    kernels: int = 0
+
+    def buffer_of(self, value: SSAValue) -> SSAValue:
+        return self.buffers[value]
+
+    def bind(self, value: SSAValue, buffer: SSAValue) -> None:
+        self.buffers[value] = buffer
+
+    def new_buffer(self, t: TensorType, init=None) -> SSAValue:
+        op = tile.BufferOp(flat_buffer_type(shape_of(t), t.element_type), init)
+        self.body.add_op(op)
+        return op.results[0]
+
+    def kernel_name(self, op: Operation) -> str:
+        self.kernels += 1
+        return f"{self.function_name}_{op.name.removeprefix('graph.')}_{self.kernels - 1}"
+
+    def launch(self, kernel: KernelBuilder, args: Sequence[SSAValue]) -> None:
+        self.module.body.block.add_op(kernel.finish())
+        self.body.add_op(tile.LaunchOp(kernel.name, args))
+
+
+ELEMENTWISE_OPS = tuple(
+    op for op in graph.GRAPH_OPS if issubclass(op, graph.ElementwiseOp) and op is not graph.DropoutOp
+)
+
+
+@register_tile_lowering(*ELEMENTWISE_OPS)
+def lower_elementwise(op: Operation, p: ProgramLowering) -> None:
+    out_type = op.results[0].type
+    shape = logical_shape(out_type)
+    tile_shape = p.cost.elementwise_tile(shape, out_type.element_type)
+    inputs = [p.buffer_of(v) for v in op.operands]
+    out = p.new_buffer(out_type)
+    k = KernelBuilder(p.kernel_name(op), [*inputs, out], grid_of(shape, tile_shape))
+    tiles = []
+    for i, v in enumerate(op.operands):
+        strides = broadcast_strides(shape_of(v.type), shape)
+        view = TensorViewType(shape, v.type.element_type, strides)
+        tiles.append(k.load(k.partition(i, view, tile_shape), k.program_ids))
+    result = k.map(tiles, out_type.element_type, lambda block, elements: emit_scalar(op, block, elements))
+    out_view = TensorViewType(shape, out_type.element_type, contiguous_strides(shape))
+    k.store(result, k.partition(len(inputs), out_view, tile_shape), k.program_ids)
+    p.launch(k, [*inputs, out])
+    p.bind(op.results[0], out)
+
+
+@register_tile_lowering(graph.ConstantOp)
+def lower_constant(op: graph.ConstantOp, p: ProgramLowering) -> None:
+    p.bind(op.result, p.new_buffer(op.result.type, init=op.value))
+
+
+@register_tile_lowering(graph.ReshapeOp)
+def lower_reshape(op: graph.ReshapeOp, p: ProgramLowering) -> None:
+    """Row-major buffers are flat: a reshape is the same buffer (zero copy)."""
+    p.bind(op.result, p.buffer_of(op.x))
+
+
+def copy_kernel(
+    op: Operation, p: ProgramLowering, source: SSAValue, source_view: TensorViewType,
+    target: SSAValue, target_view: TensorViewType,
+) -> None:
+    """A kernel copying `source_view` of one buffer into `target_view` of another."""
+    shape = source_view.get_shape()
+    tile_shape = p.cost.elementwise_tile(shape, source_view.element_type)
+    k = KernelBuilder(p.kernel_name(op), [source, target], grid_of(shape, tile_shape))
+    value = k.load(k.partition(0, source_view, tile_shape), k.program_ids)
+    k.store(value, k.partition(1, target_view, tile_shape), k.program_ids)
+    p.launch(k, [source, target])
+
+
+def _into_new_buffer(op: Operation, p: ProgramLowering, source_view: TensorViewType) -> None:
+    out_type = op.results[0].type
+    out = p.new_buffer(out_type)
+    shape = logical_shape(out_type)
+    target_view = TensorViewType(shape, out_type.element_type, contiguous_strides(shape))
+    copy_kernel(op, p, p.buffer_of(op.operands[0]), source_view, out, target_view)
+    p.bind(op.results[0], out)
+
+
+@register_tile_lowering(graph.TransposeOp)
+def lower_transpose(op: graph.TransposeOp, p: ProgramLowering) -> None:
+    strides = contiguous_strides(shape_of(op.x.type))
+    permutation = op.params()["permutation"]
+    shape = logical_shape(op.result.type)
+    permuted = tuple(strides[a] for a in permutation) or (0,)
+    _into_new_buffer(op, p, TensorViewType(shape, op.x.type.element_type, permuted))
+
+
+@register_tile_lowering(graph.BroadcastToOp)
+def lower_broadcast_to(op: graph.BroadcastToOp, p: ProgramLowering) -> None:
+    shape = logical_shape(op.result.type)
+    strides = broadcast_strides(shape_of(op.x.type), shape)
+    _into_new_buffer(op, p, TensorViewType(shape, op.x.type.element_type, strides))
+
+
+@register_tile_lowering(graph.SliceOp)
+def lower_slice(op: graph.SliceOp, p: ProgramLowering) -> None:
+    params = op.params()
+    strides = contiguous_strides(shape_of(op.x.type))
+    offset = sum(s * st for s, st in zip(params["starts"], strides))
+    view_strides = tuple(step * st for step, st in zip(params["steps"], strides)) or (0,)
+    view = TensorViewType(logical_shape(op.result.type), op.x.type.element_type, view_strides, offset)
+    _into_new_buffer(op, p, view)
+
+
+@register_tile_lowering(graph.ConcatOp)
+def lower_concat(op: graph.ConcatOp, p: ProgramLowering) -> None:
+    out_type = op.result.type
+    out_shape = shape_of(out_type)
+    axis = op.params()["axis"] % len(out_shape)
+    out_strides = contiguous_strides(out_shape)
+    out = p.new_buffer(out_type)
+    start = 0
+    for value in op.inputs:
+        shape = shape_of(value.type)
+        if shape[axis]:
+            source_view = TensorViewType(shape, value.type.element_type, contiguous_strides(shape))
+            target_view = TensorViewType(shape, out_type.element_type, out_strides, start * out_strides[axis])
+            copy_kernel(op, p, p.buffer_of(value), source_view, out, target_view)
+        start += shape[axis]
+    p.bind(op.result, out)
+
+
+@register_tile_lowering(graph.MatmulOp)
+def lower_matmul(op: graph.MatmulOp, p: ProgramLowering) -> None:
+    """One kernel instance per (batch..., row tile, column tile); a K loop of tile.mma
+    accumulates in f32 or f64 (f16/bf16 operands are widened, the result rounded once)."""
+    params = op.params()
+    out_type = op.result.type
+    out_shape = shape_of(out_type)
+    batch, (m, n) = out_shape[:-2], out_shape[-2:]
+    element = out_type.element_type
+    accumulate = f32 if isinstance(element, (Float16Type, BFloat16Type)) else element
+    kdim = shape_of(op.a.type)[-2 if params["transpose_a"] else -1]
+    tm, tn, tk = (
+        min(next_power_of_two(size), limit)
+        for size, limit in ((m, p.cost.matmul_m), (n, p.cost.matmul_n), (kdim, p.cost.matmul_k))
+    )
+    lead = (1,) * len(batch)
+
+    def operand_view(value: SSAValue, transposed: bool, rows: int, cols: int) -> TensorViewType:
+        shape = shape_of(value.type)
+        own = contiguous_strides(shape)
+        strides = [*broadcast_strides(shape[:-2], batch, own[:-2]), *own[-2:]]
+        if transposed:
+            strides[-1], strides[-2] = strides[-2], strides[-1]
+        return TensorViewType((*batch, rows, cols), value.type.element_type, strides)
+
+    a, b = p.buffer_of(op.a), p.buffer_of(op.b)
+    out = p.new_buffer(out_type)
+    grid = (*batch, -(-m // tm), -(-n // tn))
+    k = KernelBuilder(p.kernel_name(op), [a, b, out], grid)
+    *batch_ids, row, col = k.program_ids
+    part_a = k.partition(0, operand_view(op.a, params["transpose_a"], m, kdim), (*lead, tm, tk))
+    part_b = k.partition(1, operand_view(op.b, params["transpose_b"], kdim, n), (*lead, tk, tn))
+    acc_shape = (*lead, tm, tn)
+    zero = k.map([], accumulate, lambda block, _: Emitter(block).const(0, accumulate), shape=acc_shape)
+
+    loop = Block(arg_types=[IndexType(), TileType(acc_shape, accumulate)])
+    outer, k.block = k.block, loop
+    step = loop.args[0]
+    ta = widen(k, k.load(part_a, [*batch_ids, row, step]), accumulate)
+    tb = widen(k, k.load(part_b, [*batch_ids, step, col]), accumulate)
+    k.add(scf.YieldOp(k.add(tile.MmaOp(ta, tb, loop.args[1])).results[0]))
+    k.block = outer
+    steps = k.add(scf.ForOp(k.index(0), k.index(-(-kdim // tk)), k.index(1), [zero], Region(loop)))
+    result = steps.results[0]
+    if params["alpha"] != 1.0 or accumulate != element:
+        alpha = params["alpha"]
+
+        def finish(block: Block, elements) -> SSAValue:
+            e = Emitter(block)
+            value = elements[0]
+            if alpha != 1.0:
+                value = e(arith.MulfOp(value, e.const(alpha, accumulate)))
+            return value if accumulate == element else e(arith.TruncFOp(value, element))
+
+        result = k.map([result], element, finish)
+    out_view = TensorViewType(out_shape, element, contiguous_strides(out_shape))
+    k.store(result, k.partition(2, out_view, acc_shape), k.program_ids)
+    p.launch(k, [a, b, out])
+    p.bind(op.result, out)
+
+
+def widen(k: KernelBuilder, value: SSAValue, element) -> SSAValue:
+    """The tile converted to `element` (f16/bf16 -> f32), or itself."""
+    if value.type.element_type == element:
+        return value
+    return k.map([value], element, lambda block, elements: Emitter(block)(arith.ExtFOp(elements[0], element)))
+
+
+def lower_function(function: func.FuncOp, module: ModuleOp, cost: TileCostModel) -> func.FuncOp:
+    name = function.sym_name.data
+    arg_types = [flat_buffer_type(shape_of(t), t.element_type) for t in function.function_type.inputs.data]
+    result_types = [flat_buffer_type(shape_of(t), t.element_type) for t in function.function_type.outputs.data]
+    body = Block(arg_types=arg_types)
+    p = ProgramLowering(module, name, body, cost)
+    for old, new in zip(function.body.block.args, body.args):
+        new.name_hint = old.name_hint
+        p.bind(old, new)
+    for op in function.body.block.ops:
+        if isinstance(op, func.ReturnOp):
+            body.add_op(func.ReturnOp(*(p.buffer_of(v) for v in op.arguments)))
+            continue
+        lowering = op_info(op).tile_lowering
+        if lowering is None:
+            raise StrataError(
+                f"{location_prefix(op)}error: '{op.name}' cannot be lowered to tile kernels yet "
+                "(no CPU lowering registered); run it with --target reference"
+            )
+        lowering(op, p)
+    return func.FuncOp(
+        name, (arg_types, result_types), Region(body), arg_attrs=function.arg_attrs
+    )
+
+
+def is_graph_function(op: Operation) -> bool:
+    return isinstance(op, func.FuncOp) and all(
+        isinstance(t, TensorType) for t in op.function_type.inputs.data
+    ) and any(o.dialect_name() == "graph" or isinstance(o, func.ReturnOp) for o in op.body.walk())
+
+
+@dataclass(frozen=True)
+class LowerGraphToTilePass(ModulePass):
+    """Lower every graph function to a program of tile kernels (see module docstring)."""
+
+    name = "lower-graph-to-tile"
+
+    tile_elements: int = TileCostModel.elements
+    matmul_m: int = TileCostModel.matmul_m
+    matmul_n: int = TileCostModel.matmul_n
+    matmul_k: int = TileCostModel.matmul_k
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        cost = TileCostModel(self.tile_elements, self.matmul_m, self.matmul_n, self.matmul_k)
+        for function in [f for f in op.ops if is_graph_function(f)]:
+            program = lower_function(function, op, cost)
+            op.body.block.insert_op_after(program, function)
+            op.body.block.erase_op(function)

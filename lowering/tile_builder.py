@@ -1,0 +1,133 @@
+"""Helpers for emitting tile kernels: the tile-shape cost model and a kernel builder.
+
+`KernelBuilder` owns one `tile.kernel` under construction: its buffer arguments, grid
+coordinates, views and the token chain, so a per-op lowering reads like the kernel it makes:
+
+    k = KernelBuilder("add_3", [lhs_buf, rhs_buf, out_buf], grid)
+    x = k.load(k.partition(0, view_x, tile), k.tile_index())
+    y = k.load(k.partition(1, view_y, tile), k.tile_index())
+    k.store(k.map([x, y], body), k.partition(2, view_out, tile), k.tile_index())
+    kernel = k.finish()
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, MemRefType
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from strata.dialects import tile, token
+from strata.dialects.tile_types import (
+    MAX_TILE_BYTES,
+    MAX_TILE_DIM,
+    TensorViewType,
+    TileType,
+    element_bytes,
+)
+
+
+@dataclass(frozen=True)
+class TileCostModel:
+    """Tile shapes for the CPU target: a tile of about `elements` elements, widest along
+    the contiguous last axis (vector loads), never over the tile byte limit."""
+
+    elements: int = 4096
+    matmul_m: int = 64
+    matmul_n: int = 64
+    matmul_k: int = 64
+
+    def elementwise_tile(self, shape: Sequence[int], element_type: Attribute) -> tuple[int, ...]:
+        budget = min(self.elements, MAX_TILE_BYTES // element_bytes(element_type))
+        tile: list[int] = []
+        for size in reversed(shape):
+            t = min(next_power_of_two(size), MAX_TILE_DIM, max(1, budget))
+            tile.insert(0, t)
+            budget //= t
+        return tuple(tile)
+
+
+def next_power_of_two(n: int) -> int:
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.insert(0, step)
+        step *= size
+    return tuple(strides)
+
+
+def broadcast_strides(
+    shape: Sequence[int], target: Sequence[int], strides: Sequence[int] | None = None
+) -> tuple[int, ...]:
+    """Strides that read a `shape` tensor (contiguous, or with `strides`) as `target`
+    under NumPy broadcasting (stride 0 on broadcast axes)."""
+    own = contiguous_strides(shape) if strides is None else strides
+    lead = len(target) - len(shape)
+    return tuple(
+        0 if axis < lead or shape[axis - lead] == 1 else own[axis - lead]
+        for axis in range(len(target))
+    )
+
+
+def grid_of(shape: Sequence[int], tile_shape: Sequence[int]) -> tuple[int, ...]:
+    return tuple(-(-s // t) for s, t in zip(shape, tile_shape))
+
+
+def flat_buffer_type(shape: Sequence[int], element_type: Attribute) -> MemRefType:
+    """Buffers are flat and contiguous; views give them shape and strides."""
+    return MemRefType(element_type, [max(1, math.prod(shape))])
+
+
+ScalarBody = Callable[[Block, Sequence[SSAValue]], SSAValue]
+"""Emits scalar ops into the block from the elements, returns the result element."""
+
+
+class KernelBuilder:
+    def __init__(self, name: str, buffers: Sequence[SSAValue], grid: Sequence[int]):
+        self.name = name
+        self.grid = tuple(grid)
+        self.arg_types = [b.type for b in buffers]
+        self.block = Block(arg_types=self.arg_types)
+        self.program_ids = [self.add(tile.ProgramIdOp(d)).results[0] for d in range(len(grid))]
+        self.token = self.add(token.MakeOp()).results[0]
+        self._constants: dict[int, SSAValue] = {}
+
+    def add(self, op: Operation) -> Operation:
+        self.block.add_op(op)
+        return op
+
+    def index(self, value: int) -> SSAValue:
+        if value not in self._constants:
+            self._constants[value] = self.add(arith.ConstantOp.from_int_and_width(value, IndexType())).results[0]
+        return self._constants[value]
+
+    def partition(self, arg: int, view: TensorViewType, tile_shape: Sequence[int]) -> SSAValue:
+        made = self.add(tile.MakeTensorViewOp(self.block.args[arg], view))
+        return self.add(tile.MakePartitionViewOp(made.results[0], tile_shape)).results[0]
+
+    def load(self, partition: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+        op = self.add(tile.LoadViewTkoOp(partition, indices, self.token))
+        return op.results[0]
+
+    def store(self, value: SSAValue, partition: SSAValue, indices: Sequence[SSAValue]) -> None:
+        op = self.add(tile.StoreViewTkoOp(value, partition, indices, self.token))
+        self.token = op.results[0]
+
+    def map(self, inputs: Sequence[SSAValue], result_element: Attribute, body: ScalarBody,
+            shape: Sequence[int] | None = None) -> SSAValue:
+        shape = shape if shape is not None else inputs[0].type.get_shape()
+        block = Block(arg_types=[v.type.element_type for v in inputs])
+        value = body(block, block.args)
+        block.add_op(tile.YieldOp(value))
+        op = self.add(tile.MapOp(inputs, TileType(shape, result_element), Region(block)))
+        return op.results[0]
+
+    def finish(self) -> tile.KernelOp:
+        self.block.add_op(tile.ReturnOp())
+        return tile.KernelOp(self.name, self.arg_types, self.grid, Region(self.block))

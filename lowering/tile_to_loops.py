@@ -1,0 +1,454 @@
+"""`lower-tile-to-loops` (CPU): every tile.kernel becomes a func.func of scf loop nests.
+
+Before:
+
+    tile.kernel @k(%a: memref<35xf32>, %c: memref<35xf32>) attributes {grid = array<i64: 2, 1>} {
+      ... %x = tile.load_view_tko ... %y = tile.map %x {...} ... tile.store_view_tko %y ...
+    }
+
+After: one function per kernel, called by the runtime on a range [begin, end) of the
+flattened grid (the runtime splits the grid across threads: see runtime/cpu.py):
+
+    func.func @k(%a: memref<35xf32>, %c: memref<35xf32>, %begin: index, %end: index) -> i32
+        attributes {tile.grid = array<i64: 2, 1>} {
+      scf.for %g = %begin to %end step %c1 {
+        // grid position from %g; valid extent of the edge tile: min(tile, size - origin)
+        scf.for %i = %c0 to %rows step %c1 {
+          scf.for %j = %c0 to %cols step %c1 {
+            %e = memref.load %a[...] ... <map body> ... memref.store %r, %c[...]
+      ...
+      func.return %c0_i32 : i32
+    }
+
+Tiles are not materialized unless they must be: a store evaluates the tile expression
+(loads, map bodies, broadcasts) element by element inside one loop nest, so a fused
+elementwise kernel reads each input once. Reductions, mma accumulators and tiles used
+twice live in stack buffers (`memref.alloca`, no heap allocation). Loops run over each
+tile's valid extent, so edge tiles need no masks. Tokens impose no extra order on the CPU:
+loops execute in program order, which every token order respects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    i32,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from strata.dialects import tile, token
+from strata.dialects.graph_base import is_float
+from strata.dialects.tile_types import TensorViewType
+from strata.errors import StrataError
+
+REDUCTION_COMBINERS = {
+    "sum": (arith.AddfOp, arith.AddiOp),
+    "max": (arith.MaximumfOp, arith.MaxSIOp),
+    "min": (arith.MinimumfOp, arith.MinSIOp),
+}
+REASSOCIATE = arith.FastMathFlagsAttr([arith.FastMathFlag.REASSOC])
+"""Reductions may be reassociated so LLVM vectorizes them (the order differs from a
+sequential sum, like numpy's pairwise sum does; documented numerics)."""
+
+
+class Tile:
+    """A tile value during lowering: how to read its element at tile-local indices."""
+
+    extents: list[SSAValue]
+
+
+@dataclass
+class LoadedTile(Tile):
+    buffer: SSAValue
+    view: TensorViewType
+    origin: list[SSAValue]
+    extents: list[SSAValue]
+
+
+@dataclass
+class MappedTile(Tile):
+    op: tile.MapOp
+    inputs: list[Tile]
+    extents: list[SSAValue]
+
+
+@dataclass
+class BroadcastTile(Tile):
+    input: Tile
+    broadcast_axes: list[int]
+    extents: list[SSAValue]
+
+
+@dataclass
+class BufferTile(Tile):
+    buffer: SSAValue
+    extents: list[SSAValue]
+
+
+@dataclass
+class Partition:
+    buffer: SSAValue
+    view: TensorViewType
+    tile_shape: tuple[int, ...]
+
+
+class KernelLowering:
+    """Lowers one tile.kernel; `cursor` is the block new ops are appended to."""
+
+    def __init__(self, kernel: tile.KernelOp):
+        self.kernel = kernel
+        arg_types = [*kernel.function_type.inputs.data, IndexType(), IndexType()]
+        self.entry = Block(arg_types=arg_types)
+        self.cursor = self.entry
+        self.values: dict[SSAValue, object] = {}
+        self.iter_buffers: dict[SSAValue, BufferTile] = {}
+
+    # -- emission helpers ---------------------------------------------------------------
+
+    def emit(self, op: Operation) -> SSAValue | None:
+        self.cursor.add_op(op)
+        return op.results[0] if op.results else None
+
+    def index(self, value: int) -> SSAValue:
+        return self.emit(arith.ConstantOp(IntegerAttr(value, IndexType())))
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(arith.AddiOp(a, b))
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(arith.MuliOp(a, b))
+
+    def loop(self, upper: SSAValue, body: Callable[[SSAValue], None]) -> None:
+        """scf.for %i = 0 to upper: body(%i)."""
+        block = Block(arg_types=[IndexType()])
+        lower, step = self.index(0), self.index(1)
+        outer, self.cursor = self.cursor, block
+        body(block.args[0])
+        self.emit(scf.YieldOp())
+        self.cursor = outer
+        self.emit(scf.ForOp(lower, upper, step, [], Region(block)))
+
+    def loop_nest(self, extents: Sequence[SSAValue], body: Callable[[list[SSAValue]], None]) -> None:
+        def level(depth: int, indices: list[SSAValue]) -> None:
+            if depth == len(extents):
+                body(indices)
+            else:
+                self.loop(extents[depth], lambda i: level(depth + 1, [*indices, i]))
+
+        level(0, [])
+
+    # -- kernel structure ---------------------------------------------------------------
+
+    def lower(self) -> func.FuncOp:
+        kernel = self.kernel
+        body = kernel.body.block
+        for old, new in zip(body.args, self.entry.args):
+            new.name_hint = old.name_hint
+            self.values[old] = new
+        begin, end = self.entry.args[-2], self.entry.args[-1]
+        grid_block = Block(arg_types=[IndexType()])
+        self.cursor = grid_block
+        self.bind_program_ids(grid_block.args[0])
+        for op in body.ops:
+            self.lower_op(op)
+        self.emit(scf.YieldOp())
+        self.cursor = self.entry
+        self.emit(scf.ForOp(begin, end, self.index(1), [], Region(grid_block)))
+        self.emit(func.ReturnOp(self.emit(arith.ConstantOp(IntegerAttr(0, i32)))))
+        function = func.FuncOp(
+            kernel.sym_name.data, (list(self.entry.arg_types), [i32]), Region(self.entry)
+        )
+        function.attributes["tile.grid"] = DenseArrayBase.from_list(
+            kernel.grid.elt_type, list(kernel.grid_shape())
+        )
+        return function
+
+    def bind_program_ids(self, flat: SSAValue) -> None:
+        """Row-major delinearization of the flat grid index."""
+        self.program_ids: list[SSAValue] = []
+        rest = flat
+        for size in reversed(self.kernel.grid_shape()):
+            size_value = self.index(size)
+            self.program_ids.insert(0, self.emit(arith.RemUIOp(rest, size_value)))
+            rest = self.emit(arith.DivUIOp(rest, size_value))
+
+    def lower_op(self, op: Operation) -> None:
+        handler = LOWERINGS.get(type(op))
+        if handler is not None:
+            handler(self, op)
+        elif op.dialect_name() in ("arith", "math"):
+            cloned = self.clone(op)
+            self.emit(cloned)
+            self.values.update(zip(op.results, cloned.results))
+        else:
+            raise StrataError(f"lower-tile-to-loops: '{op.name}' is not supported inside a tile.kernel")
+
+    def clone(self, op: Operation) -> Operation:
+        mapping = {v: self.values[v] for v in op.operands}
+        return op.clone(value_mapper=mapping)
+
+    # -- tiles ----------------------------------------------------------------------------
+
+    def valid_extents(self, partition: Partition, origin: Sequence[SSAValue]) -> list[SSAValue]:
+        """min(tile, size - origin) per axis: the part of the tile inside the view."""
+        extents = []
+        for t, size, start in zip(partition.tile_shape, partition.view.get_shape(), origin):
+            if size % t == 0:
+                extents.append(self.index(t))
+            else:
+                remaining = self.emit(arith.SubiOp(self.index(size), start))
+                extents.append(self.emit(arith.MinSIOp(remaining, self.index(t))))
+        return extents
+
+    def origin(self, partition: Partition, indices: Sequence[SSAValue]) -> list[SSAValue]:
+        return [self.mul(self.values[i], self.index(t)) for i, t in zip(indices, partition.tile_shape)]
+
+    def element_offset(self, view: TensorViewType, origin: Sequence[SSAValue], indices: Sequence[SSAValue]) -> SSAValue:
+        offset = self.index(view.offset.data)
+        for start, i, stride in zip(origin, indices, view.get_strides()):
+            if stride:
+                offset = self.add(offset, self.mul(self.add(start, i), self.index(stride)))
+        return offset
+
+    def read(self, value: Tile, indices: Sequence[SSAValue]) -> SSAValue:
+        match value:
+            case LoadedTile():
+                offset = self.element_offset(value.view, value.origin, indices)
+                return self.emit(memref.LoadOp.get(value.buffer, [offset]))
+            case BufferTile():
+                return self.emit(memref.LoadOp.get(value.buffer, list(indices)))
+            case BroadcastTile():
+                zero = self.index(0)
+                inner = [zero if a in value.broadcast_axes else i for a, i in enumerate(indices)]
+                return self.read(value.input, inner)
+            case MappedTile():
+                block = value.op.body.block
+                mapping = {arg: self.read(t, indices) for arg, t in zip(block.args, value.inputs)}
+                for op in block.ops:
+                    if isinstance(op, tile.YieldOp):
+                        return mapping.get(op.values[0], op.values[0])
+                    cloned = op.clone(value_mapper=mapping)
+                    self.emit(cloned)
+                    mapping.update(zip(op.results, cloned.results))
+        raise StrataError(f"lower-tile-to-loops: cannot read {value}")
+
+    def materialize(self, value: Tile, shape: Sequence[int], element_type) -> BufferTile:
+        buffer = self.emit_alloca(shape, element_type)
+        self.loop_nest(value.extents, lambda idx: self.emit(memref.StoreOp.get(self.read(value, idx), buffer, idx)))
+        return BufferTile(buffer, value.extents)
+
+    def emit_alloca(self, shape: Sequence[int], element_type) -> SSAValue:
+        """A stack buffer in the entry block (once per call, not per grid point)."""
+        alloca = memref.AllocaOp.get(element_type, 64, list(shape))
+        if self.entry.first_op is None:
+            self.entry.add_op(alloca)
+        else:
+            self.entry.insert_op_before(alloca, self.entry.first_op)
+        return alloca.results[0]
+
+    def tile_of(self, value: SSAValue) -> Tile:
+        return self.values[value]
+
+
+def _program_id(k: KernelLowering, op: tile.ProgramIdOp) -> None:
+    k.values[op.result] = k.program_ids[op.dim.value.data]
+
+
+def _tensor_view(k: KernelLowering, op: tile.MakeTensorViewOp) -> None:
+    k.values[op.result] = (k.values[op.buffer], op.result.type)
+
+
+def _partition_view(k: KernelLowering, op: tile.MakePartitionViewOp) -> None:
+    buffer, view = k.values[op.view]
+    k.values[op.result] = Partition(buffer, view, op.result.type.get_tile_shape())
+
+
+def _no_runtime_value(k: KernelLowering, op: Operation) -> None:
+    for r in op.results:
+        k.values[r] = None
+
+
+def _load(k: KernelLowering, op: tile.LoadViewTkoOp) -> None:
+    partition: Partition = k.values[op.view]
+    origin = k.origin(partition, op.indices)
+    k.values[op.result] = LoadedTile(partition.buffer, partition.view, origin, k.valid_extents(partition, origin))
+    k.values[op.result_token] = None
+
+
+def _store(k: KernelLowering, op: tile.StoreViewTkoOp) -> None:
+    partition: Partition = k.values[op.view]
+    origin = k.origin(partition, op.indices)
+    value = k.tile_of(op.tile)
+
+    def store_element(indices: list[SSAValue]) -> None:
+        element = k.read(value, indices)
+        offset = k.element_offset(partition.view, origin, indices)
+        k.emit(memref.StoreOp.get(element, partition.buffer, [offset]))
+
+    k.loop_nest(k.valid_extents(partition, origin), store_element)
+    k.values[op.result_token] = None
+
+
+def _map(k: KernelLowering, op: tile.MapOp) -> None:
+    inputs = [k.tile_of(v) for v in op.inputs]
+    if inputs:
+        extents = inputs[0].extents
+        for other in inputs[1:]:
+            extents = [a if a is b else k.emit(arith.MinSIOp(a, b)) for a, b in zip(extents, other.extents)]
+    else:
+        extents = [k.index(d) for d in op.result.type.get_shape()]
+    mapped = MappedTile(op, inputs, extents)
+    if op.result.has_more_than_one_use():
+        mapped = k.materialize(mapped, op.result.type.get_shape(), op.result.type.element_type)
+    k.values[op.result] = mapped
+
+
+def _broadcast(k: KernelLowering, op: tile.BroadcastOp) -> None:
+    source = k.tile_of(op.input)
+    src_shape, dst_shape = op.input.type.get_shape(), op.result.type.get_shape()
+    axes = [a for a, (s, d) in enumerate(zip(src_shape, dst_shape)) if s == 1 and d != 1]
+    extents = [k.index(dst_shape[a]) if a in axes else e for a, e in enumerate(source.extents)]
+    k.values[op.result] = BroadcastTile(source, axes, extents)
+
+
+def _reduce(k: KernelLowering, op: tile.ReduceOp) -> None:
+    source = k.tile_of(op.input)
+    element_type = op.result.type.element_type
+    axes = set(op.axes.get_values())
+    float_op, int_op = REDUCTION_COMBINERS[op.kind.data]
+    identity = {"sum": 0.0, "max": float("-inf"), "min": float("inf")}[op.kind.data]
+    if is_float(element_type):
+        init = FloatAttr(identity, element_type)
+    else:
+        width = element_type.width.data
+        init = IntegerAttr({"sum": 0, "max": -(2 ** (width - 1)), "min": 2 ** (width - 1) - 1}[op.kind.data], element_type)
+    buffer = k.emit_alloca(op.result.type.get_shape(), element_type)
+    one = k.index(1)
+    out_extents = [one if a in axes else e for a, e in enumerate(source.extents)]
+    k.loop_nest(out_extents, lambda idx: k.emit(memref.StoreOp.get(k.emit(arith.ConstantOp(init)), buffer, idx)))
+
+    def accumulate(indices: list[SSAValue]) -> None:
+        zero = k.index(0)
+        target = [zero if a in axes else i for a, i in enumerate(indices)]
+        current = k.emit(memref.LoadOp.get(buffer, target))
+        element = k.read(source, indices)
+        combined = k.emit(float_op(current, element, REASSOCIATE) if is_float(element_type) else int_op(current, element))
+        k.emit(memref.StoreOp.get(combined, buffer, target))
+
+    k.loop_nest(source.extents, accumulate)
+    k.values[op.result] = BufferTile(buffer, out_extents)
+
+
+def _mma(k: KernelLowering, op: tile.MmaOp) -> None:
+    a, b, acc = k.tile_of(op.a), k.tile_of(op.b), k.tile_of(op.acc)
+    acc_type = op.acc.type
+    lead = len(acc_type.get_shape()) - 2
+    in_place = isinstance(acc, BufferTile) and acc is k.iter_buffers.get(op.acc) and _yielded_in_place(op)
+    target = acc if in_place else k.materialize(acc, acc_type.get_shape(), acc_type.element_type)
+    zeros = [k.index(0)] * lead
+    m, kk, n = a.extents[-2], a.extents[-1], b.extents[-1]
+    if isinstance(b, LoadedTile) and b.view.get_strides()[-1] != 1:
+        b = k.materialize(b, op.b.type.get_shape(), op.b.type.element_type)
+
+    def row(i: SSAValue) -> None:
+        def step(kidx: SSAValue) -> None:
+            a_ik = k.read(a, [*zeros, i, kidx])
+
+            def column(j: SSAValue) -> None:
+                index = [*zeros, i, j]
+                current = k.emit(memref.LoadOp.get(target.buffer, index))
+                product = k.emit(arith.MulfOp(a_ik, k.read(b, [*zeros, kidx, j])))
+                k.emit(memref.StoreOp.get(k.emit(arith.AddfOp(current, product)), target.buffer, index))
+
+            k.loop(n, column)
+
+        k.loop(kk, step)
+
+    k.loop(m, row)
+    k.values[op.result] = BufferTile(target.buffer, [*target.extents[:lead], m, n])
+
+
+def _yielded_in_place(op: tile.MmaOp) -> bool:
+    """acc is a loop-carried tile and this mma's only use yields it back to the same slot."""
+    uses = list(op.result.uses)
+    if len(uses) != 1 or not isinstance(uses[0].operation, scf.YieldOp):
+        return False
+    block = uses[0].operation.parent_block()
+    slot = uses[0].index
+    return block.args[1 + slot] is op.acc
+
+
+def _for(k: KernelLowering, op: scf.ForOp) -> None:
+    if any(not isinstance(v.type, tile.TileType) for v in op.iter_args):
+        raise StrataError("lower-tile-to-loops: scf.for in a kernel may only carry tiles")
+    body = op.body.block
+    carried = []
+    for init, arg, result in zip(op.iter_args, body.args[1:], op.results):
+        t = arg.type
+        buffer = k.materialize(k.tile_of(init), t.get_shape(), t.element_type)
+        k.values[arg] = buffer
+        k.iter_buffers[arg] = buffer
+        carried.append(buffer)
+    block = Block(arg_types=[IndexType()])
+    k.values[body.args[0]] = block.args[0]
+    outer, k.cursor = k.cursor, block
+    for inner in body.ops:
+        if isinstance(inner, scf.YieldOp):
+            for value, buffer in zip(inner.arguments, carried):
+                produced = k.tile_of(value)
+                if not (isinstance(produced, BufferTile) and produced.buffer is buffer.buffer):
+                    copied = produced
+                    k.loop_nest(buffer.extents, lambda idx: k.emit(memref.StoreOp.get(k.read(copied, idx), buffer.buffer, idx)))
+            k.emit(scf.YieldOp())
+        else:
+            k.lower_op(inner)
+    k.cursor = outer
+    k.emit(scf.ForOp(k.values[op.lb], k.values[op.ub], k.values[op.step], [], Region(block)))
+    for result, buffer in zip(op.results, carried):
+        k.values[result] = buffer
+
+
+LOWERINGS: dict[type[Operation], Callable[[KernelLowering, Operation], None]] = {
+    tile.ProgramIdOp: _program_id,
+    tile.MakeTensorViewOp: _tensor_view,
+    tile.MakePartitionViewOp: _partition_view,
+    tile.LoadViewTkoOp: _load,
+    tile.StoreViewTkoOp: _store,
+    tile.MapOp: _map,
+    tile.BroadcastOp: _broadcast,
+    tile.ReduceOp: _reduce,
+    tile.MmaOp: _mma,
+    tile.ReturnOp: lambda k, op: None,
+    token.MakeOp: _no_runtime_value,
+    token.JoinOp: _no_runtime_value,
+    scf.ForOp: _for,
+}
+
+
+@dataclass(frozen=True)
+class LowerTileToLoopsPass(ModulePass):
+    """Replace every tile.kernel by a loop-nest function (see module docstring)."""
+
+    name = "lower-tile-to-loops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in [k for k in op.ops if isinstance(k, tile.KernelOp)]:
+            function = KernelLowering(kernel).lower()
+            op.body.block.insert_op_after(function, kernel)
+            op.body.block.erase_op(kernel)
+
+
+def kernel_functions(module: ModuleOp) -> list[func.FuncOp]:
+    """The loops-level kernel functions (they carry tile.grid)."""
+    return [f for f in module.ops if isinstance(f, func.FuncOp) and "tile.grid" in f.attributes]
+

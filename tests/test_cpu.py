@@ -1,0 +1,229 @@
+"""The CPU target against the reference interpreter, op by op and on whole programs.
+
+Every program is compiled with strata.compile(target="cpu") (cpu-pipeline: graph -> tile
+-> loops -> LLVM -> MCJIT) and its results compared with strata.interpret on the same
+random inputs, with strata-run --check's tolerances.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import strata
+from strata.check import compare
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
+
+
+def ttype(shape, dtype):
+    return f"tensor<{''.join(f'{d}x' for d in shape)}{dtype}>"
+
+
+def single_op(op: str, operands, result, props: str = "") -> str:
+    """A module whose @main applies one graph op to its arguments."""
+    args = ", ".join(f"%a{i}: {ttype(s, d)}" for i, (s, d) in enumerate(operands))
+    names = ", ".join(f"%a{i}" for i in range(len(operands)))
+    in_types = ", ".join(ttype(s, d) for s, d in operands)
+    out = ttype(*result)
+    props = f" <{{{props}}}>" if props else ""
+    return (
+        f"func.func @main({args}) -> {out} {{\n"
+        f'  %0 = "{op}"({names}){props} : ({in_types}) -> {out}\n'
+        f"  func.return %0 : {out}\n}}\n"
+    )
+
+
+def random_array(rng, shape, dtype):
+    np_dtype = DTYPES[dtype]
+    if dtype == "i1":
+        return rng.random(shape) < 0.5
+    if dtype.startswith("i"):
+        return rng.integers(-50, 50, size=shape).astype(np_dtype)
+    return rng.standard_normal(shape).astype(np_dtype)
+
+
+def check_against_reference(text: str, inputs) -> None:
+    got = strata.compile(text, target="cpu")(*inputs)
+    want = strata.interpret(text, *inputs)
+    for comparison, g, w in zip(compare(got, want), got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert comparison.ok, f"{comparison}\n{text}"
+
+
+def run_single(op, operands, result, props="", rng=None, inputs=None):
+    rng = rng or np.random.default_rng(0)
+    text = single_op(op, operands, result, props)
+    inputs = inputs or [random_array(rng, s, d) for s, d in operands]
+    check_against_reference(text, inputs)
+
+
+UNARY_FLOAT = ["exp", "tanh", "sigmoid", "silu", "erf", "neg", "abs", "relu"]
+UNARY_POSITIVE = ["log", "sqrt", "rsqrt"]
+BINARY = ["add", "sub", "mul", "maximum", "minimum"]
+SHAPES = [(1,), (7,), (17, 33), (3, 1000), (2, 3, 5)]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("name", UNARY_FLOAT + UNARY_POSITIVE + ["gelu"])
+def test_unary(name, shape, dtype):
+    rng = np.random.default_rng(1)
+    x = random_array(rng, shape, dtype)
+    if name in UNARY_POSITIVE:
+        x = np.abs(x) + DTYPES[dtype](0.1)
+    run_single(f"graph.{name}", [(shape, dtype)], (shape, dtype), inputs=[x])
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_variants(approximate):
+    run_single("graph.gelu", [((9, 13), "f32")], ((9, 13), "f32"), f'approximate = "{approximate}"')
+
+
+@pytest.mark.parametrize("dtype", ["i32", "i64"])
+@pytest.mark.parametrize("name", ["neg", "abs", "relu"])
+def test_unary_integers(name, dtype):
+    run_single(f"graph.{name}", [((17, 5), dtype)], ((17, 5), dtype))
+
+
+BROADCASTS = [((7,), (7,), (7,)), ((17, 33), (33,), (17, 33)), ((7, 1, 5), (4, 1), (7, 4, 5)), ((), (3, 2), (3, 2)), ((1,), (1,), (1,))]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "i32", "i64"])
+@pytest.mark.parametrize("shapes", BROADCASTS, ids=str)
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_broadcasting(name, shapes, dtype):
+    lhs, rhs, out = shapes
+    run_single(f"graph.{name}", [(lhs, dtype), (rhs, dtype)], (out, dtype))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("name", ["div", "pow"])
+def test_float_binary(name, dtype):
+    rng = np.random.default_rng(2)
+    lhs = np.abs(random_array(rng, (17, 9), dtype)) + 0.5
+    rhs = random_array(rng, (9,), dtype)
+    run_single(f"graph.{name}", [((17, 9), dtype), ((9,), dtype)], ((17, 9), dtype), inputs=[lhs, rhs])
+
+
+def test_f16_arithmetic_rounds_like_reference():
+    run_single("graph.exp", [((33,), "f16")], ((33,), "f16"))
+    run_single("graph.add", [((5, 33), "f16"), ((33,), "f16")], ((5, 33), "f16"))
+
+
+@pytest.mark.parametrize("predicate", ["lt", "le", "gt", "ge", "eq", "ne"])
+@pytest.mark.parametrize("dtype", ["f32", "i64"])
+def test_compare(predicate, dtype):
+    rng = np.random.default_rng(3)
+    lhs = random_array(rng, (7, 5), dtype)
+    rhs = lhs.copy()
+    rhs[::2] = random_array(rng, (4, 5), dtype)  # equal elements too, for eq/ne/le/ge
+    run_single("graph.compare", [((7, 5), dtype), ((7, 5), dtype)], ((7, 5), "i1"), f'predicate = "{predicate}"', inputs=[lhs, rhs])
+
+
+def test_select_broadcasting():
+    run_single("graph.select", [((7, 1), "i1"), ((7, 5), "f32"), ((5,), "f32")], ((7, 5), "f32"))
+
+
+def test_scale():
+    run_single("graph.scale", [((17, 3), "f64")], ((17, 3), "f64"), "value = -2.5 : f64")
+
+
+CASTS = [("f32", "i32"), ("f32", "i64"), ("f64", "i32"), ("i32", "f32"), ("i64", "f64"), ("f32", "f64"), ("f64", "f32"), ("f32", "i1"), ("i1", "f32"), ("i64", "i32"), ("i32", "i64"), ("f16", "f32"), ("f32", "f16")]
+
+
+@pytest.mark.parametrize("source, target", CASTS, ids=str)
+def test_cast(source, target):
+    rng = np.random.default_rng(4)
+    x = random_array(rng, (9, 7), source)
+    if source.startswith("f"):
+        x = (x * 1e3).astype(DTYPES[source])
+    run_single("graph.cast", [((9, 7), source)], ((9, 7), target), inputs=[x])
+
+
+def test_cast_saturates_and_maps_nan_to_zero():
+    x = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.7, -2.7], dtype=np.float32)
+    run_single("graph.cast", [((7,), "f32")], ((7,), "i32"), inputs=[x])
+
+
+def test_constant_and_reshape():
+    text = """func.func @main(%x: tensor<2x6xf32>) -> tensor<3x4xf32> {
+  %c = "graph.constant"() <{value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>}> : () -> tensor<4xf32>
+  %r = "graph.reshape"(%x) : (tensor<2x6xf32>) -> tensor<3x4xf32>
+  %0 = "graph.add"(%r, %c) : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  func.return %0 : tensor<3x4xf32>
+}"""
+    check_against_reference(text, [np.random.default_rng(5).standard_normal((2, 6)).astype(np.float32)])
+
+
+@pytest.mark.parametrize("shape, permutation, result", [((7, 33), (1, 0), (33, 7)), ((2, 3, 17), (2, 0, 1), (17, 2, 3)), ((1, 5), (1, 0), (5, 1))], ids=str)
+def test_transpose(shape, permutation, result):
+    perm = ", ".join(map(str, permutation))
+    run_single("graph.transpose", [(shape, "f32")], (result, "f32"), f"permutation = array<i64: {perm}>")
+
+
+def test_broadcast_to():
+    run_single("graph.broadcast_to", [((7, 1), "f64")], ((3, 7, 33), "f64"))
+
+
+def test_slice():
+    props = "starts = array<i64: 1, 2>, limits = array<i64: 17, 33>, steps = array<i64: 3, 5>"
+    run_single("graph.slice", [((17, 33), "f32")], ((6, 7), "f32"), props)
+
+
+def test_concat():
+    run_single("graph.concat", [((2, 5), "f32"), ((7, 5), "f32"), ((1, 5), "f32")], ((10, 5), "f32"), "axis = 0 : i64")
+    run_single("graph.concat", [((3, 2), "i64"), ((3, 7), "i64")], ((3, 9), "i64"), "axis = -1 : i64")
+
+
+MATMULS = [
+    ((1, 1), (1, 1), False, False, (1, 1)),
+    ((7, 17), (17, 33), False, False, (7, 33)),
+    ((65, 130), (33, 130), False, True, (65, 33)),
+    ((129, 17), (129, 70), True, False, (17, 70)),
+    ((2, 1, 9, 5), (3, 5, 6), False, False, (2, 3, 9, 6)),
+    ((4, 8, 19), (4, 19, 8), True, True, (4, 19, 19)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("a, b, ta, tb, out", MATMULS, ids=str)
+def test_matmul(a, b, ta, tb, out, dtype):
+    props = f"transpose_a = {str(ta).lower()}, transpose_b = {str(tb).lower()}, alpha = 0.75 : f64"
+    run_single("graph.matmul", [(a, dtype), (b, dtype)], (out, dtype), props)
+
+
+def test_matmul_f16_accumulates_in_f32():
+    run_single("graph.matmul", [((9, 40), "f16"), ((40, 7), "f16")], ((9, 7), "f16"))
+
+
+def test_mlp_example():
+    text = (EXAMPLES / "mlp.mlir").read_text()
+    rng = np.random.default_rng(6)
+    function = strata.parse_module(text).body.block.first_op
+    inputs = [
+        (rng.standard_normal(t.get_shape()) / np.sqrt(t.get_shape()[-1])).astype(np.float32)
+        for t in function.function_type.inputs.data
+    ]
+    check_against_reference(text, inputs)
+
+
+def test_inputs_are_validated_and_outputs_are_copies():
+    text = single_op("graph.exp", [((4,), "f32")], ((4,), "f32"))
+    exe = strata.compile(text, target="cpu")
+    with pytest.raises(strata.InputError, match="arg0"):
+        exe(np.zeros((5,), np.float32))
+    with pytest.raises(strata.InputError, match="arg0"):
+        exe(np.zeros((4,), np.float64))
+    first = exe(np.zeros((4,), np.float32))[0]
+    exe(np.ones((4,), np.float32))
+    np.testing.assert_array_equal(first, np.ones(4, np.float32))
+
+
+def test_unsupported_op_is_a_clear_error():
+    text = single_op("graph.dropout", [((4, 8), "f32")], ((4, 8), "f32"), "p = 0.5 : f64, seed = 1 : i64")
+    with pytest.raises(strata.StrataError, match="'graph.dropout' cannot be lowered to tile kernels yet"):
+        strata.compile(text, target="cpu")
