@@ -109,11 +109,19 @@ class KernelOp(IRDLOperation):
         if not self.grid_shape() or any(g < 1 for g in self.grid_shape()):
             raise VerifyException(f"'tile.kernel' @{self.sym_name.data}: grid {list(self.grid_shape())} must be non-empty and positive")
         arg_types = [a.type for a in self.body.block.args]
-        if arg_types != list(self.function_type.inputs.data) or self.function_type.outputs.data:
+        if self.function_type.outputs.data:
+            raise VerifyException(f"'tile.kernel' @{self.sym_name.data}: a kernel has no results")
+        if arg_types != list(self.function_type.inputs.data):
+            listed = ", ".join(str(t) for t in arg_types)
             raise VerifyException(
-                f"'tile.kernel' @{self.sym_name.data}: block arguments {arg_types} must match "
-                f"function_type {self.function_type} (which has no results)"
+                f"'tile.kernel' @{self.sym_name.data}: block arguments ({listed}) must match "
+                f"function_type {self.function_type}"
             )
+        for t in arg_types:
+            if not isinstance(t, MemRefType) or any(d < 0 for d in t.get_shape()):
+                raise VerifyException(
+                    f"'tile.kernel' @{self.sym_name.data}: arguments must be static memrefs, got {t}"
+                )
         tile_bytes = sum(
             r.type.num_bytes() for op in self.body.walk() for r in op.results if isinstance(r.type, TileType)
         )
@@ -325,7 +333,8 @@ class MapOp(IRDLOperation):
         block = self.body.block
         expected = [t.type.element_type for t in self.inputs]
         if [a.type for a in block.args] != expected:
-            raise VerifyException(f"'tile.map': body arguments must be the input element types {expected}")
+            listed = ", ".join(str(t) for t in expected)
+            raise VerifyException(f"'tile.map': body arguments must be the input element types ({listed})")
         yielded = block.last_op
         if not isinstance(yielded, YieldOp) or [v.type for v in yielded.values] != [self.result.type.element_type]:
             raise VerifyException(f"'tile.map': the body must yield one {self.result.type.element_type}")
@@ -457,6 +466,8 @@ class LaunchOp(IRDLOperation):
         from xdsl.traits import SymbolTable
 
         kernel = SymbolTable.lookup_symbol(self, self.kernel)
+        if kernel is None:
+            raise VerifyException(f"'tile.launch': no symbol @{self.kernel.string_value()}")
         lowered = isinstance(kernel, FuncOp) and "tile.grid" in kernel.attributes
         if not isinstance(kernel, KernelOp) and not lowered:
             raise VerifyException(f"'tile.launch': @{self.kernel.string_value()} is not a tile.kernel")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, IntAttr
+from xdsl.dialects.builtin import AnyFloat, ArrayAttr, IntAttr, IntegerType
 from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
 from xdsl.irdl import irdl_attr_definition, param_def
 from xdsl.parser import AttrParser
@@ -29,11 +29,14 @@ KERNEL_BYTE_BUDGET = 256 * 1024
 """All tiles one kernel instance defines together (the on-chip working set)."""
 
 
+def is_scalar_element(element_type: Attribute) -> bool:
+    return isinstance(element_type, AnyFloat | IntegerType)
+
+
 def element_bytes(element_type: Attribute) -> int:
-    width = getattr(element_type, "bitwidth", None)
-    if width is None:
-        width = element_type.width.data  # IntegerType
-    return max(1, width // 8)
+    if isinstance(element_type, IntegerType):
+        return max(1, element_type.width.data // 8)
+    return element_type.bitwidth // 8
 
 
 def _ints(values: Sequence[int]) -> ArrayAttr[IntAttr]:
@@ -66,6 +69,10 @@ class TileType(ParametrizedAttribute, TypeAttribute):
 
     def verify(self) -> None:
         shape = self.get_shape()
+        if not is_scalar_element(self.element_type):
+            raise VerifyException(
+                f"tile element type must be a float or integer type, got {self.element_type}"
+            )
         if not 1 <= len(shape) <= MAX_TILE_RANK:
             raise VerifyException(
                 f"tile rank must be 1..{MAX_TILE_RANK}, got {len(shape)}: "
@@ -124,12 +131,20 @@ class TensorViewType(ParametrizedAttribute, TypeAttribute):
         return tuple(d.data for d in self.strides.data)
 
     def verify(self) -> None:
+        if not is_scalar_element(self.element_type):
+            raise VerifyException(
+                f"tensor_view element type must be a float or integer type, got {self.element_type}"
+            )
+        if any(d < 0 for d in self.get_shape()):
+            raise VerifyException("tensor_view shape must be static (no ? dimensions)")
         if len(self.strides.data) != len(self.shape.data):
             raise VerifyException(
                 f"tensor_view has {len(self.shape.data)} dims but {len(self.strides.data)} strides"
             )
-        if any(s < 0 for s in self.get_strides()) or self.offset.data < 0:
-            raise VerifyException("tensor_view strides and offset must be non-negative")
+        if any(s < 0 for s in self.get_strides()):
+            raise VerifyException(f"tensor_view strides {list(self.get_strides())} must be non-negative")
+        if self.offset.data < 0:
+            raise VerifyException(f"tensor_view offset {self.offset.data} must be non-negative")
 
     def max_element_index(self) -> int:
         """The largest element index the view touches (for bounds checks)."""

@@ -178,8 +178,7 @@ func.func @total(%a: memref<{n}xf32>, %out: memref<1xf32>, %lo: index, %hi: inde
 @pytest.mark.parametrize("n", SIZES)
 def test_reduction_with_reassoc_vectorizes(n):
     jit = compile_text(REDUCTION.format(n=n, fastmath="fastmath<reassoc>"))
-    if n >= 16:  # the vectorizer does not bother with shorter constant trip counts
-        assert re.search(r"fadd reassoc <(8|16) x float>", jit.llvm_ir()), jit.llvm_ir()
+    assert re.search(r"fadd reassoc <(8|16) x float>", jit.llvm_ir()), jit.llvm_ir()
     a, out = random("f32", n), np.zeros(1, np.float32)
     call(jit, "total", a, out, 0, n)
     np.testing.assert_allclose(out[0], a.astype(np.float64).sum(), rtol=1e-5, atol=1e-5)
@@ -696,6 +695,10 @@ UNSUPPORTED = {
     ),
     "argument type": (kernel_with("", "%v: vector<4xf32>"), "@k: unsupported type vector<4xf32>"),
     "dynamic": (kernel_with("", "%a: memref<?xf32>"), "@k: unsupported dynamic shape"),
+    "dynamic alloca": (
+        kernel_with("%m = memref.alloca(%n) : memref<?xf32>", "%n: index"),
+        "'memref.alloca': unsupported dynamic shape",
+    ),
     "layout": (kernel_with("", "%a: memref<4xf32, strided<[2]>>"), "@k: unsupported layout"),
     "unsigned": (kernel_with("", "%a: ui32"), "@k: unsupported type ui32 (only signless"),
     "results": (
