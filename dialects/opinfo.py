@@ -22,6 +22,7 @@ PROVIDERS = (
     "strata.runtime.reference.kernels",
     "strata.lowering.scalar_rules",
     "strata.lowering.graph_to_tile",
+    "strata.lowering.graph_to_tile_rows",
 )
 """Modules that register facts; imported on first lookup."""
 

@@ -354,6 +354,32 @@ class YieldOp(IRDLOperation):
         super().__init__(operands=[list(values)])
 
 
+@irdl_op_definition
+class IotaOp(IRDLOperation):
+    """Each element's index within the tile along `axis`, as i64 (masks, gathers).
+
+    `%c = tile.iota {axis = 1 : i64} : !tile.tile<4x8xi64>`
+    """
+
+    name = "tile.iota"
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(TileType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, axis: int, result_type: TileType):
+        super().__init__(properties={"axis": IntegerAttr(axis, i64)}, result_types=[result_type])
+
+    def verify_(self) -> None:
+        t = self.result.type
+        if t.element_type != i64:
+            raise VerifyException(f"'tile.iota': result must have element type i64, got {t}")
+        if not 0 <= self.axis.value.data < len(t.get_shape()):
+            raise VerifyException(f"'tile.iota': axis {self.axis.value.data} is outside {t}")
+
+
 REDUCTION_KINDS = ("sum", "max", "min")
 
 
@@ -480,6 +506,6 @@ class LaunchOp(IRDLOperation):
 Tile = Dialect(
     "tile",
     [KernelOp, ReturnOp, ProgramIdOp, MakeTensorViewOp, MakePartitionViewOp, LoadViewTkoOp,
-     StoreViewTkoOp, MapOp, YieldOp, ReduceOp, BroadcastOp, MmaOp, BufferOp, LaunchOp],
+     StoreViewTkoOp, MapOp, YieldOp, IotaOp, ReduceOp, BroadcastOp, MmaOp, BufferOp, LaunchOp],
     [TileType, TensorViewType, PartitionViewType],
 )  # fmt: skip

@@ -29,15 +29,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, IndexType, ModuleOp, TensorType, f32
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, ModuleOp, TensorType, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import op_info, register_tile_lowering
-from strata.dialects.tile_types import TensorViewType, TileType
+from strata.dialects.tile_types import TensorViewType
 from strata.errors import StrataError
 from strata.ir import location_prefix
 from strata.lowering.scalar_rules import Emitter, emit_scalar
@@ -223,17 +223,14 @@ def lower_matmul(op: graph.MatmulOp, p: ProgramLowering) -> None:
     part_a = k.partition(0, operand_view(op.a, params["transpose_a"], m, kdim), (*lead, tm, tk))
     part_b = k.partition(1, operand_view(op.b, params["transpose_b"], kdim, n), (*lead, tk, tn))
     acc_shape = (*lead, tm, tn)
-    zero = k.map([], accumulate, lambda block, _: Emitter(block).const(0, accumulate), shape=acc_shape)
+    zero = k.fill(0, acc_shape, accumulate)
 
-    loop = Block(arg_types=[IndexType(), TileType(acc_shape, accumulate)])
-    outer, k.block = k.block, loop
-    step = loop.args[0]
-    ta = widen(k, k.load(part_a, [*batch_ids, row, step]), accumulate)
-    tb = widen(k, k.load(part_b, [*batch_ids, step, col]), accumulate)
-    k.add(scf.YieldOp(k.add(tile.MmaOp(ta, tb, loop.args[1])).results[0]))
-    k.block = outer
-    steps = k.add(scf.ForOp(k.index(0), k.index(-(-kdim // tk)), k.index(1), [zero], Region(loop)))
-    result = steps.results[0]
+    def k_step(step: SSAValue, carried: Sequence[SSAValue]) -> list[SSAValue]:
+        ta = widen(k, k.load(part_a, [*batch_ids, row, step]), accumulate)
+        tb = widen(k, k.load(part_b, [*batch_ids, step, col]), accumulate)
+        return [k.add(tile.MmaOp(ta, tb, carried[0])).results[0]]
+
+    (result,) = k.loop(-(-kdim // tk), [zero], k_step)
     if params["alpha"] != 1.0 or accumulate != element:
         alpha = params["alpha"]
 

@@ -16,8 +16,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, MemRefType
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, MemRefType, StringAttr, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from strata.dialects import tile, token
@@ -127,6 +127,46 @@ class KernelBuilder:
         block.add_op(tile.YieldOp(value))
         op = self.add(tile.MapOp(inputs, TileType(shape, result_element), Region(block)))
         return op.results[0]
+
+    def fill(self, value: float, shape: Sequence[int], element: Attribute) -> SSAValue:
+        """A tile with every element `value`."""
+        from strata.lowering.scalar_rules import Emitter
+
+        return self.map([], element, lambda block, _: Emitter(block).const(value, element), shape=shape)
+
+    def reduce(self, value: SSAValue, axis: int, kind: str) -> SSAValue:
+        t = value.type
+        shape = [1 if a == axis else d for a, d in enumerate(t.get_shape())]
+        return self.add(
+            tile.ReduceOp.create(
+                operands=[value],
+                result_types=[TileType(shape, t.element_type)],
+                properties={"axes": DenseArrayBase.from_list(i64, [axis]), "kind": StringAttr(kind)},
+            )
+        ).results[0]
+
+    def broadcast(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+        result = TileType(shape, value.type.element_type)
+        return self.add(tile.BroadcastOp.create(operands=[value], result_types=[result])).results[0]
+
+    def iota(self, axis: int, shape: Sequence[int]) -> SSAValue:
+        return self.add(tile.IotaOp(axis, TileType(shape, i64))).results[0]
+
+    def loop(
+        self,
+        count: int,
+        carried: Sequence[SSAValue],
+        body: Callable[[SSAValue, Sequence[SSAValue]], Sequence[SSAValue]],
+    ) -> Sequence[SSAValue]:
+        """scf.for over `count` steps carrying tiles; `body(step, carried)` returns the
+        next carried values. Returns the final ones."""
+        block = Block(arg_types=[IndexType(), *(v.type for v in carried)])
+        outer, self.block = self.block, block
+        yielded = body(block.args[0], block.args[1:])
+        self.add(scf.YieldOp(*yielded))
+        self.block = outer
+        loop = self.add(scf.ForOp(self.index(0), self.index(count), self.index(1), list(carried), Region(block)))
+        return loop.results
 
     def finish(self) -> tile.KernelOp:
         self.block.add_op(tile.ReturnOp())

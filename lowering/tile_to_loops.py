@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
     i32,
+    i64,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -86,6 +87,12 @@ class MappedTile(Tile):
 class BroadcastTile(Tile):
     input: Tile
     broadcast_axes: list[int]
+    extents: list[SSAValue]
+
+
+@dataclass
+class IotaTile(Tile):
+    axis: int
     extents: list[SSAValue]
 
 
@@ -227,6 +234,8 @@ class KernelLowering:
                 return self.emit(memref.LoadOp.get(value.buffer, [offset]))
             case BufferTile():
                 return self.emit(memref.LoadOp.get(value.buffer, list(indices)))
+            case IotaTile():
+                return self.emit(arith.IndexCastOp(indices[value.axis], i64))
             case BroadcastTile():
                 zero = self.index(0)
                 inner = [zero if a in value.broadcast_axes else i for a, i in enumerate(indices)]
@@ -313,6 +322,10 @@ def _map(k: KernelLowering, op: tile.MapOp) -> None:
     k.values[op.result] = mapped
 
 
+def _iota(k: KernelLowering, op: tile.IotaOp) -> None:
+    k.values[op.result] = IotaTile(op.axis.value.data, [k.index(d) for d in op.result.type.get_shape()])
+
+
 def _broadcast(k: KernelLowering, op: tile.BroadcastOp) -> None:
     source = k.tile_of(op.input)
     src_shape, dst_shape = op.input.type.get_shape(), op.result.type.get_shape()
@@ -332,10 +345,13 @@ def _reduce(k: KernelLowering, op: tile.ReduceOp) -> None:
     else:
         width = element_type.width.data
         init = IntegerAttr({"sum": 0, "max": -(2 ** (width - 1)), "min": 2 ** (width - 1) - 1}[op.kind.data], element_type)
-    buffer = k.emit_alloca(op.result.type.get_shape(), element_type)
+    shape = op.result.type.get_shape()
+    buffer = k.emit_alloca(shape, element_type)
     one = k.index(1)
     out_extents = [one if a in axes else e for a, e in enumerate(source.extents)]
-    k.loop_nest(out_extents, lambda idx: k.emit(memref.StoreOp.get(k.emit(arith.ConstantOp(init)), buffer, idx)))
+    # The whole buffer, not only the valid extent: loop-carried copies read all of it.
+    full = [k.index(d) for d in shape]
+    k.loop_nest(full, lambda idx: k.emit(memref.StoreOp.get(k.emit(arith.ConstantOp(init)), buffer, idx)))
 
     def accumulate(indices: list[SSAValue]) -> None:
         zero = k.index(0)
@@ -426,6 +442,7 @@ LOWERINGS: dict[type[Operation], Callable[[KernelLowering, Operation], None]] = 
     tile.StoreViewTkoOp: _store,
     tile.MapOp: _map,
     tile.BroadcastOp: _broadcast,
+    tile.IotaOp: _iota,
     tile.ReduceOp: _reduce,
     tile.MmaOp: _mma,
     tile.ReturnOp: lambda k, op: None,

@@ -227,3 +227,44 @@ def test_unsupported_op_is_a_clear_error():
     text = single_op("graph.dropout", [((4, 8), "f32")], ((4, 8), "f32"), "p = 0.5 : f64, seed = 1 : i64")
     with pytest.raises(strata.StrataError, match="'graph.dropout' cannot be lowered to tile kernels yet"):
         strata.compile(text, target="cpu")
+
+
+REDUCTIONS = [((7,), (0,), False, ()), ((17, 33), (1,), False, (17,)), ((17, 33), (0,), True, (1, 33)),
+              ((3, 1000), (-1,), False, (3,)), ((2, 3, 5), (0, 2), False, (3,)), ((2, 3, 5), (0, 1, 2), True, (1, 1, 1)),
+              ((5, 2100), (1,), False, (5,))]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "i64"])
+@pytest.mark.parametrize("shape, axes, keepdims, out", REDUCTIONS, ids=str)
+@pytest.mark.parametrize("name", ["reduce_sum", "reduce_mean", "reduce_max"])
+def test_reductions(name, shape, axes, keepdims, out, dtype):
+    if name == "reduce_mean" and dtype == "i64":
+        pytest.skip("reduce_mean is float-only (the verifier rejects i64)")
+    listed = ", ".join(map(str, axes))
+    props = f"axes = array<i64: {listed}>, keepdims = {str(keepdims).lower()}"
+    run_single(f"graph.{name}", [(shape, dtype)], (out, dtype), props)
+
+
+ROWS = [((1, 1), -1), ((7, 17), -1), ((17, 33), 0), ((3, 1000), 1), ((2, 3, 5), 1), ((4, 3000), -1), ((9,), 0)]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("shape, axis", ROWS, ids=str)
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_family(name, shape, axis, dtype):
+    rng = np.random.default_rng(7)
+    x = (random_array(rng, shape, dtype) * 30).astype(DTYPES[dtype])  # large logits: stability
+    run_single(f"graph.{name}", [(shape, dtype)], (shape, dtype), f"axis = {axis} : i64", inputs=[x])
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("shape", [(1, 1), (7, 17), (2, 5, 33), (3, 1000), (2, 5000)], ids=str)
+def test_layernorm_rmsnorm(shape, dtype):
+    c = shape[-1]
+    run_single("graph.layernorm", [(shape, dtype), ((c,), dtype), ((c,), dtype)], (shape, dtype), "epsilon = 1.0e-03 : f64")
+    run_single("graph.rmsnorm", [(shape, dtype), ((c,), dtype)], (shape, dtype))
+
+
+def test_row_ops_f16():
+    run_single("graph.softmax", [((5, 40), "f16")], ((5, 40), "f16"))
+    run_single("graph.layernorm", [((5, 40), "f16"), ((40,), "f16"), ((40,), "f16")], ((5, 40), "f16"))

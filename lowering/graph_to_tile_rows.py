@@ -1,0 +1,258 @@
+"""Row kernels of `lower-graph-to-tile`: reductions, softmax, log_softmax, layernorm, rmsnorm.
+
+A row op works along one axis. Its tensor is viewed with that axis last (a strided view,
+no copy), the kernel grid runs over tiles of the other axes, and each kernel instance
+walks its rows in column tiles with `scf.for` loops carrying per-row tiles: one pass per
+statistic (max, sum, ...), a last pass writing the result. A row of any length works;
+a short row is one column tile.
+
+    softmax:  m = max_c(x)   s = sum_c(exp(x - m))   y = exp(x - m) / s
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType, f32
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from strata.dialects import graph
+from strata.dialects.graph_base import is_float, shape_of
+from strata.dialects.opinfo import register_tile_lowering
+from strata.dialects.tile_types import MAX_TILE_DIM, TensorViewType
+from strata.lowering.graph_to_tile import ProgramLowering, widen
+from strata.lowering.scalar_rules import Emitter
+from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, next_power_of_two
+
+Body = Callable[[Emitter, Sequence[SSAValue]], SSAValue]
+
+
+@dataclass(frozen=True)
+class RowLayout:
+    """A tensor of `shape` seen as rows along `axis` (kept axes first, `axis` last)."""
+
+    shape: tuple[int, ...]
+    axis: int
+    tile: tuple[int, ...]
+
+    @staticmethod
+    def of(shape: Sequence[int], axis: int, tile_elements: int) -> RowLayout:
+        length = shape[axis]
+        kept = [d for a, d in enumerate(shape) if a != axis] or [1]
+        columns = min(next_power_of_two(length), MAX_TILE_DIM, tile_elements)
+        rows = min(next_power_of_two(kept[-1]), max(1, tile_elements // columns))
+        return RowLayout(tuple(shape), axis, (*([1] * (len(kept) - 1)), rows, columns))
+
+    @property
+    def kept(self) -> tuple[int, ...]:
+        return tuple(d for a, d in enumerate(self.shape) if a != self.axis) or (1,)
+
+    @property
+    def steps(self) -> int:
+        return -(-self.shape[self.axis] // self.tile[-1])
+
+    @property
+    def grid(self) -> tuple[int, ...]:
+        return tuple(-(-d // t) for d, t in zip(self.kept, self.tile))
+
+    @property
+    def row_tile(self) -> tuple[int, ...]:
+        return (*self.tile[:-1], 1)
+
+    def view(self, element: Attribute, strides: Sequence[int] | None = None) -> TensorViewType:
+        """The tensor (contiguous, or with `strides`) with the row axis moved last."""
+        strides = contiguous_strides(self.shape) if strides is None else strides
+        kept = [s for a, s in enumerate(strides) if a != self.axis] or [0]
+        return TensorViewType((*self.kept, self.shape[self.axis]), element, (*kept, strides[self.axis]))
+
+    def row_vector_view(self, element: Attribute) -> TensorViewType:
+        """A [length] parameter (gamma, beta) read along every row."""
+        return TensorViewType((*self.kept, self.shape[self.axis]), element, (*[0] * len(self.kept), 1))
+
+    def reduced_view(self, element: Attribute) -> TensorViewType:
+        """The per-row results, contiguous over the kept axes, with a unit row axis."""
+        strides = contiguous_strides(self.kept) if len(self.shape) > 1 else (0,)
+        return TensorViewType((*self.kept, 1), element, (*strides, 0))
+
+
+class RowKernel:
+    """A KernelBuilder plus the row layout: passes over the columns of each row tile."""
+
+    def __init__(self, op: Operation, p: ProgramLowering, layout: RowLayout, buffers: Sequence[SSAValue], element):
+        self.k = KernelBuilder(p.kernel_name(op), buffers, layout.grid)
+        self.layout = layout
+        self.compute = f32 if isinstance(element, (Float16Type, BFloat16Type)) else element
+
+    def at(self, column: SSAValue) -> list[SSAValue]:
+        return [*self.k.program_ids, column]
+
+    def load(self, partition: SSAValue, column: SSAValue) -> SSAValue:
+        return widen(self.k, self.k.load(partition, self.at(column)), self.compute)
+
+    def map(self, inputs: Sequence[SSAValue], body: Body, element=None) -> SSAValue:
+        return self.k.map(inputs, element or self.compute, lambda block, args: body(Emitter(block), args))
+
+    def spread(self, row_values: SSAValue) -> SSAValue:
+        return self.k.broadcast(row_values, self.layout.tile)
+
+    def row_pass(self, init: float, kind: str, element_of: Callable[[SSAValue], SSAValue], combine) -> SSAValue:
+        """Per-row `kind` reduction of element_of(column tile) over all column tiles."""
+        k = self.k
+
+        def step(column: SSAValue, carried: Sequence[SSAValue]) -> list[SSAValue]:
+            partial = k.reduce(element_of(column), len(self.layout.tile) - 1, kind)
+            return [self.map([carried[0], partial], lambda e, a: e(combine(*a)))]
+
+        (result,) = k.loop(self.layout.steps, [k.fill(init, self.layout.row_tile, self.compute)], step)
+        return result
+
+    def write_pass(self, target: SSAValue, value_of: Callable[[SSAValue], SSAValue], element) -> None:
+        k = self.k
+
+        def step(column: SSAValue, carried: Sequence[SSAValue]) -> list[SSAValue]:
+            value = value_of(column)
+            if element != self.compute:
+                value = self.map([value], lambda e, a: e(arith.TruncFOp(a[0], element)), element)
+            k.store(value, target, self.at(column))
+            return []
+
+        k.loop(self.layout.steps, [], step)
+
+
+def _sum(e: Emitter, a: SSAValue, b: SSAValue):
+    return arith.AddfOp(a, b) if is_float(a.type) else arith.AddiOp(a, b)
+
+
+REDUCERS = {
+    graph.ReduceSumOp: ("sum", lambda t: 0.0 if is_float(t) else 0, _sum),
+    graph.ReduceMeanOp: ("sum", lambda t: 0.0, _sum),
+    graph.ReduceMaxOp: (
+        "max",
+        lambda t: float("-inf") if is_float(t) else -(2 ** (t.width.data - 1)),
+        lambda e, a, b: arith.MaximumfOp(a, b) if is_float(a.type) else arith.MaxSIOp(a, b),
+    ),
+}
+
+
+def reduce_axis(op: Operation, p: ProgramLowering, source: SSAValue, shape: Sequence[int], axis: int,
+                element, scale: float | None) -> SSAValue:
+    """One kernel reducing `source` (a buffer of `shape`) along `axis` into a new buffer."""
+    kind, identity, combine = REDUCERS[type(op)]
+    layout = RowLayout.of(shape, axis, p.cost.elements)
+    out_shape = [d for a, d in enumerate(shape) if a != axis]
+    out = p.new_buffer(TensorType(element, out_shape))
+    row = RowKernel(op, p, layout, [source, out], element)
+    x = row.k.partition(0, layout.view(element), layout.tile)
+    result = row.row_pass(identity(row.compute), kind, lambda c: row.load(x, c), lambda a, b: combine(None, a, b))
+    if scale is not None:
+        result = row.map([result], lambda e, a: e(arith.MulfOp(a[0], e.const(scale, row.compute))))
+    if element != row.compute:
+        result = row.map([result], lambda e, a: e(arith.TruncFOp(a[0], element)), element)
+    row.k.store(result, row.k.partition(1, layout.reduced_view(element), layout.row_tile), row.k.program_ids + [row.k.index(0)])
+    p.launch(row.k, [source, out])
+    return out
+
+
+@register_tile_lowering(*REDUCERS)
+def lower_reduction(op: Operation, p: ProgramLowering) -> None:
+    """Several axes reduce one at a time, last axis first (intermediates are buffers)."""
+    x = op.operands[0]
+    shape = list(shape_of(x.type))
+    axes = sorted({a % len(shape) for a in op.params()["axes"]}, reverse=True)
+    element = x.type.element_type
+    buffer = p.buffer_of(x)
+    if not axes:
+        p.bind(op.results[0], buffer)
+        return
+    count = math.prod(shape[a] for a in axes)
+    for i, axis in enumerate(axes):
+        last = i == len(axes) - 1
+        scale = 1.0 / count if last and isinstance(op, graph.ReduceMeanOp) else None
+        buffer = reduce_axis(op, p, buffer, shape, axis, element, scale)
+        del shape[axis]
+    p.bind(op.results[0], buffer)
+
+
+def _softmax_family(op: Operation, p: ProgramLowering, log: bool) -> None:
+    x_type = op.results[0].type
+    shape = shape_of(x_type)
+    element = x_type.element_type
+    layout = RowLayout.of(shape, op.params()["axis"] % len(shape), p.cost.elements)
+    source, out = p.buffer_of(op.operands[0]), p.new_buffer(x_type)
+    row = RowKernel(op, p, layout, [source, out], element)
+    x = row.k.partition(0, layout.view(element), layout.tile)
+    y = row.k.partition(1, layout.view(element), layout.tile)
+    largest = row.row_pass(float("-inf"), "max", lambda c: row.load(x, c), arith.MaximumfOp)
+    shifted = lambda c: row.map([row.load(x, c), row.spread(largest)], lambda e, a: e(arith.SubfOp(*a)))
+    exp_shifted = lambda c: row.map([shifted(c)], lambda e, a: e(xmath.ExpOp(a[0])))
+    total = row.row_pass(0.0, "sum", exp_shifted, arith.AddfOp)
+    if log:
+        write = lambda c: row.map([shifted(c), row.spread(total)], lambda e, a: e(arith.SubfOp(a[0], e(xmath.LogOp(a[1])))))
+    else:
+        write = lambda c: row.map([exp_shifted(c), row.spread(total)], lambda e, a: e(arith.DivfOp(*a)))
+    row.write_pass(y, write, element)
+    p.launch(row.k, [source, out])
+    p.bind(op.results[0], out)
+
+
+@register_tile_lowering(graph.SoftmaxOp)
+def lower_softmax(op: graph.SoftmaxOp, p: ProgramLowering) -> None:
+    _softmax_family(op, p, log=False)
+
+
+@register_tile_lowering(graph.LogSoftmaxOp)
+def lower_log_softmax(op: graph.LogSoftmaxOp, p: ProgramLowering) -> None:
+    _softmax_family(op, p, log=True)
+
+
+def _normalize(op: Operation, p: ProgramLowering, centered: bool) -> None:
+    """layernorm (centered) and rmsnorm: y = (x - mean?) / sqrt(mean((x - mean?)^2) + eps) * gamma (+ beta)."""
+    x_type = op.results[0].type
+    shape = shape_of(x_type)
+    element = x_type.element_type
+    layout = RowLayout.of(shape, len(shape) - 1, p.cost.elements)
+    buffers = [p.buffer_of(v) for v in op.operands]
+    out = p.new_buffer(x_type)
+    row = RowKernel(op, p, layout, [*buffers, out], element)
+    k = row.k
+    x = k.partition(0, layout.view(element), layout.tile)
+    params = [k.partition(i, layout.row_vector_view(element), layout.tile) for i in range(1, len(buffers))]
+    inverse_length = 1.0 / shape[-1]
+    eps = op.params()["epsilon"]
+    if centered:
+        total = row.row_pass(0.0, "sum", lambda c: row.load(x, c), arith.AddfOp)
+        mean = row.map([total], lambda e, a: e(arith.MulfOp(a[0], e.const(inverse_length, a[0].type))))
+        centre = lambda c: row.map([row.load(x, c), row.spread(mean)], lambda e, a: e(arith.SubfOp(*a)))
+    else:
+        centre = lambda c: row.load(x, c)
+    squares = row.row_pass(0.0, "sum", lambda c: row.map([centre(c)], lambda e, a: e(arith.MulfOp(a[0], a[0]))), arith.AddfOp)
+
+    def denominator(e: Emitter, a: Sequence[SSAValue]) -> SSAValue:
+        variance = e(arith.MulfOp(a[0], e.const(inverse_length, a[0].type)))
+        return e(xmath.SqrtOp(e(arith.AddfOp(variance, e.const(eps, a[0].type)))))
+
+    scale = row.map([squares], denominator)
+
+    def normalized(e: Emitter, a: Sequence[SSAValue]) -> SSAValue:
+        y = e(arith.MulfOp(e(arith.DivfOp(a[0], a[1])), a[2]))
+        return e(arith.AddfOp(y, a[3])) if len(a) > 3 else y
+
+    write = lambda c: row.map([centre(c), row.spread(scale), *(row.load(q, c) for q in params)], normalized)
+    row.write_pass(k.partition(len(buffers), layout.view(element), layout.tile), write, element)
+    p.launch(k, [*buffers, out])
+    p.bind(op.results[0], out)
+
+
+@register_tile_lowering(graph.LayerNormOp)
+def lower_layernorm(op: graph.LayerNormOp, p: ProgramLowering) -> None:
+    _normalize(op, p, centered=True)
+
+
+@register_tile_lowering(graph.RmsNormOp)
+def lower_rmsnorm(op: graph.RmsNormOp, p: ProgramLowering) -> None:
+    _normalize(op, p, centered=False)
+
