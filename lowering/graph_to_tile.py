@@ -79,9 +79,11 @@ class ProgramLowering:
         self.body.add_op(op)
         return op.results[0]
 
-    def kernel_name(self, op: Operation) -> str:
+    def kernel_name(self, op: Operation | str) -> str:
+        """A unique kernel symbol named after the function and the op (or a label)."""
+        label = op if isinstance(op, str) else op.name.removeprefix("graph.")
         self.kernels += 1
-        return f"{self.function_name}_{op.name.removeprefix('graph.')}_{self.kernels - 1}"
+        return f"{self.function_name}_{label}_{self.kernels - 1}"
 
     def launch(self, kernel: KernelBuilder, args: Sequence[SSAValue]) -> None:
         self.module.body.block.add_op(kernel.finish())
@@ -192,36 +194,53 @@ def lower_concat(op: graph.ConcatOp, p: ProgramLowering) -> None:
 
 @register_tile_lowering(graph.MatmulOp)
 def lower_matmul(op: graph.MatmulOp, p: ProgramLowering) -> None:
-    """One kernel instance per (batch..., row tile, column tile); a K loop of tile.mma
-    accumulates in f32 or f64 (f16/bf16 operands are widened, the result rounded once)."""
     params = op.params()
-    out_type = op.result.type
+    out = matmul_kernel(
+        p, "matmul", (p.buffer_of(op.a), op.a.type), (p.buffer_of(op.b), op.b.type),
+        op.result.type, params["transpose_a"], params["transpose_b"], params["alpha"],
+    )  # fmt: skip
+    p.bind(op.result, out)
+
+
+def matmul_kernel(
+    p: ProgramLowering,
+    label: str,
+    lhs: tuple[SSAValue, TensorType],
+    rhs: tuple[SSAValue, TensorType],
+    out_type: TensorType,
+    transpose_a: bool,
+    transpose_b: bool,
+    alpha: float,
+) -> SSAValue:
+    """alpha · op(a) @ op(b) into a new buffer. One kernel instance per (batch..., row
+    tile, column tile); a K loop of tile.mma accumulates in f32 or f64 (f16/bf16 operands
+    are widened, the result rounded once)."""
+    (a, a_type), (b, b_type) = lhs, rhs
     out_shape = shape_of(out_type)
     batch, (m, n) = out_shape[:-2], out_shape[-2:]
     element = out_type.element_type
     accumulate = f32 if isinstance(element, (Float16Type, BFloat16Type)) else element
-    kdim = shape_of(op.a.type)[-2 if params["transpose_a"] else -1]
+    kdim = shape_of(a_type)[-2 if transpose_a else -1]
     tm, tn, tk = (
         min(next_power_of_two(size), limit)
         for size, limit in ((m, p.cost.matmul_m), (n, p.cost.matmul_n), (kdim, p.cost.matmul_k))
     )
     lead = (1,) * len(batch)
 
-    def operand_view(value: SSAValue, transposed: bool, rows: int, cols: int) -> TensorViewType:
-        shape = shape_of(value.type)
+    def operand_view(t: TensorType, transposed: bool, rows: int, cols: int) -> TensorViewType:
+        shape = shape_of(t)
         own = contiguous_strides(shape)
         strides = [*broadcast_strides(shape[:-2], batch, own[:-2]), *own[-2:]]
         if transposed:
             strides[-1], strides[-2] = strides[-2], strides[-1]
-        return TensorViewType((*batch, rows, cols), value.type.element_type, strides)
+        return TensorViewType((*batch, rows, cols), t.element_type, strides)
 
-    a, b = p.buffer_of(op.a), p.buffer_of(op.b)
     out = p.new_buffer(out_type)
     grid = (*batch, -(-m // tm), -(-n // tn))
-    k = KernelBuilder(p.kernel_name(op), [a, b, out], grid)
+    k = KernelBuilder(p.kernel_name(label), [a, b, out], grid)
     *batch_ids, row, col = k.program_ids
-    part_a = k.partition(0, operand_view(op.a, params["transpose_a"], m, kdim), (*lead, tm, tk))
-    part_b = k.partition(1, operand_view(op.b, params["transpose_b"], kdim, n), (*lead, tk, tn))
+    part_a = k.partition(0, operand_view(a_type, transpose_a, m, kdim), (*lead, tm, tk))
+    part_b = k.partition(1, operand_view(b_type, transpose_b, kdim, n), (*lead, tk, tn))
     acc_shape = (*lead, tm, tn)
     zero = k.fill(0, acc_shape, accumulate)
 
@@ -231,8 +250,7 @@ def lower_matmul(op: graph.MatmulOp, p: ProgramLowering) -> None:
         return [k.add(tile.MmaOp(ta, tb, carried[0])).results[0]]
 
     (result,) = k.loop(-(-kdim // tk), [zero], k_step)
-    if params["alpha"] != 1.0 or accumulate != element:
-        alpha = params["alpha"]
+    if alpha != 1.0 or accumulate != element:
 
         def finish(block: Block, elements) -> SSAValue:
             e = Emitter(block)
@@ -245,7 +263,7 @@ def lower_matmul(op: graph.MatmulOp, p: ProgramLowering) -> None:
     out_view = TensorViewType(out_shape, element, contiguous_strides(out_shape))
     k.store(result, k.partition(2, out_view, acc_shape), k.program_ids)
     p.launch(k, [a, b, out])
-    p.bind(op.result, out)
+    return out
 
 
 def widen(k: KernelBuilder, value: SSAValue, element) -> SSAValue:

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType, f32
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType, f32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from strata.dialects import graph
 from strata.dialects.graph_base import is_float, shape_of
 from strata.dialects.opinfo import register_tile_lowering
 from strata.dialects.tile_types import MAX_TILE_DIM, TensorViewType
-from strata.lowering.graph_to_tile import ProgramLowering, widen
+from strata.lowering.graph_to_tile import ProgramLowering, matmul_kernel, widen
 from strata.lowering.scalar_rules import Emitter
 from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, next_power_of_two
 
@@ -82,7 +82,7 @@ class RowLayout:
 class RowKernel:
     """A KernelBuilder plus the row layout: passes over the columns of each row tile."""
 
-    def __init__(self, op: Operation, p: ProgramLowering, layout: RowLayout, buffers: Sequence[SSAValue], element):
+    def __init__(self, op: Operation | str, p: ProgramLowering, layout: RowLayout, buffers: Sequence[SSAValue], element):
         self.k = KernelBuilder(p.kernel_name(op), buffers, layout.grid)
         self.layout = layout
         self.compute = f32 if isinstance(element, (Float16Type, BFloat16Type)) else element
@@ -92,6 +92,22 @@ class RowKernel:
 
     def load(self, partition: SSAValue, column: SSAValue) -> SSAValue:
         return widen(self.k, self.k.load(partition, self.at(column)), self.compute)
+
+    def causal_mask(self, scores: SSAValue, column: SSAValue) -> SSAValue:
+        """-inf where the key index (column) exceeds the query index (row)."""
+        k, tile_shape = self.k, self.layout.tile
+        rows, columns = k.iota(len(tile_shape) - 2, tile_shape), k.iota(len(tile_shape) - 1, tile_shape)
+        row_origin = k.add(arith.MuliOp(k.program_ids[-1], k.index(tile_shape[-2]))).results[0]
+        column_origin = k.add(arith.MuliOp(column, k.index(tile_shape[-1]))).results[0]
+        origins = [k.add(arith.IndexCastOp(v, i64)).results[0] for v in (row_origin, column_origin)]
+
+        def mask(e: Emitter, a: Sequence[SSAValue]) -> SSAValue:
+            query = e(arith.AddiOp(a[1], origins[0]))
+            key = e(arith.AddiOp(a[2], origins[1]))
+            future = e(arith.CmpiOp(key, query, "sgt"))
+            return e(arith.SelectOp(future, e.const(float("-inf"), a[0].type), a[0]))
+
+        return self.map([scores, rows, columns], mask)
 
     def map(self, inputs: Sequence[SSAValue], body: Body, element=None) -> SSAValue:
         return self.k.map(inputs, element or self.compute, lambda block, args: body(Emitter(block), args))
@@ -177,15 +193,22 @@ def lower_reduction(op: Operation, p: ProgramLowering) -> None:
     p.bind(op.results[0], buffer)
 
 
-def _softmax_family(op: Operation, p: ProgramLowering, log: bool) -> None:
-    x_type = op.results[0].type
+def softmax_kernel(
+    p: ProgramLowering, label: str, source: SSAValue, x_type: TensorType, axis: int,
+    log: bool = False, causal: bool = False,
+) -> SSAValue:
+    """softmax / log_softmax of `source` along `axis` into a new buffer. `causal` masks
+    element (i, j) of the last two axes where j > i (attention scores; axis = -1)."""
     shape = shape_of(x_type)
     element = x_type.element_type
-    layout = RowLayout.of(shape, op.params()["axis"] % len(shape), p.cost.elements)
-    source, out = p.buffer_of(op.operands[0]), p.new_buffer(x_type)
-    row = RowKernel(op, p, layout, [source, out], element)
+    layout = RowLayout.of(shape, axis % len(shape), p.cost.elements)
+    out = p.new_buffer(x_type)
+    row = RowKernel(label, p, layout, [source, out], element)
     x = row.k.partition(0, layout.view(element), layout.tile)
     y = row.k.partition(1, layout.view(element), layout.tile)
+    if causal:
+        unmasked = row.load
+        row.load = lambda partition, column: row.causal_mask(unmasked(partition, column), column)
     largest = row.row_pass(float("-inf"), "max", lambda c: row.load(x, c), arith.MaximumfOp)
     shifted = lambda c: row.map([row.load(x, c), row.spread(largest)], lambda e, a: e(arith.SubfOp(*a)))
     exp_shifted = lambda c: row.map([shifted(c)], lambda e, a: e(xmath.ExpOp(a[0])))
@@ -196,17 +219,34 @@ def _softmax_family(op: Operation, p: ProgramLowering, log: bool) -> None:
         write = lambda c: row.map([exp_shifted(c), row.spread(total)], lambda e, a: e(arith.DivfOp(*a)))
     row.write_pass(y, write, element)
     p.launch(row.k, [source, out])
+    return out
+
+
+@register_tile_lowering(graph.SoftmaxOp, graph.LogSoftmaxOp)
+def lower_softmax(op: Operation, p: ProgramLowering) -> None:
+    x = op.operands[0]
+    log = isinstance(op, graph.LogSoftmaxOp)
+    out = softmax_kernel(p, op.name.removeprefix("graph."), p.buffer_of(x), x.type, op.params()["axis"], log)
     p.bind(op.results[0], out)
 
 
-@register_tile_lowering(graph.SoftmaxOp)
-def lower_softmax(op: graph.SoftmaxOp, p: ProgramLowering) -> None:
-    _softmax_family(op, p, log=False)
-
-
-@register_tile_lowering(graph.LogSoftmaxOp)
-def lower_log_softmax(op: graph.LogSoftmaxOp, p: ProgramLowering) -> None:
-    _softmax_family(op, p, log=True)
+@register_tile_lowering(graph.AttentionOp)
+def lower_attention(op: graph.AttentionOp, p: ProgramLowering) -> None:
+    """softmax(scale · q kᵀ [causal]) v as three kernels; the scores and probabilities
+    are program buffers (workspace, once memory planning lands)."""
+    params = op.params()
+    q, k, v = op.q.type, op.k.type, op.v.type
+    scores_type = TensorType(q.element_type, [*shape_of(q)[:-1], shape_of(k)[-2]])
+    scores = matmul_kernel(
+        p, "attention_scores", (p.buffer_of(op.q), q), (p.buffer_of(op.k), k),
+        scores_type, False, True, params["scale"],
+    )  # fmt: skip
+    probabilities = softmax_kernel(p, "attention_softmax", scores, scores_type, -1, causal=params["causal"])
+    out = matmul_kernel(
+        p, "attention_values", (probabilities, scores_type), (p.buffer_of(op.v), v),
+        op.result.type, False, False, 1.0,
+    )  # fmt: skip
+    p.bind(op.result, out)
 
 
 def _normalize(op: Operation, p: ProgramLowering, centered: bool) -> None:

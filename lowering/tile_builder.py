@@ -94,6 +94,7 @@ class KernelBuilder:
         self.grid = tuple(grid)
         self.arg_types = [b.type for b in buffers]
         self.block = Block(arg_types=self.arg_types)
+        self.entry = self.block
         self.program_ids = [self.add(tile.ProgramIdOp(d)).results[0] for d in range(len(grid))]
         self.token = self.add(token.MakeOp()).results[0]
         self._constants: dict[int, SSAValue] = {}
@@ -103,8 +104,11 @@ class KernelBuilder:
         return op
 
     def index(self, value: int) -> SSAValue:
+        """An index constant, defined once at the top of the kernel so every loop sees it."""
         if value not in self._constants:
-            self._constants[value] = self.add(arith.ConstantOp.from_int_and_width(value, IndexType())).results[0]
+            constant = arith.ConstantOp.from_int_and_width(value, IndexType())
+            self.entry.insert_op_before(constant, self.entry.first_op)
+            self._constants[value] = constant.results[0]
         return self._constants[value]
 
     def partition(self, arg: int, view: TensorViewType, tile_shape: Sequence[int]) -> SSAValue:

@@ -244,6 +244,10 @@ class KernelLowering:
                 block = value.op.body.block
                 mapping = {arg: self.read(t, indices) for arg, t in zip(block.args, value.inputs)}
                 for op in block.ops:
+                    # Values defined outside the map (kernel scalars) are already lowered.
+                    for operand in op.operands:
+                        if operand not in mapping and operand in self.values:
+                            mapping[operand] = self.values[operand]
                     if isinstance(op, tile.YieldOp):
                         return mapping.get(op.values[0], op.values[0])
                     cloned = op.clone(value_mapper=mapping)

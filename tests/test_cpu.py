@@ -211,6 +211,17 @@ def test_mlp_example():
     check_against_reference(text, inputs)
 
 
+def test_transformer_block_example():
+    text = (EXAMPLES / "transformer_block.mlir").read_text()
+    rng = np.random.default_rng(8)
+    function = strata.parse_module(text).body.block.first_op
+    inputs = [
+        (rng.standard_normal(t.get_shape()) / np.sqrt(t.get_shape()[0] if len(t.get_shape()) == 2 else 1)).astype(np.float32)
+        for t in function.function_type.inputs.data
+    ]
+    check_against_reference(text, inputs)
+
+
 def test_inputs_are_validated_and_outputs_are_copies():
     text = single_op("graph.exp", [((4,), "f32")], ((4,), "f32"))
     exe = strata.compile(text, target="cpu")
@@ -234,12 +245,13 @@ REDUCTIONS = [((7,), (0,), False, ()), ((17, 33), (1,), False, (17,)), ((17, 33)
               ((5, 2100), (1,), False, (5,))]
 
 
-@pytest.mark.parametrize("dtype", ["f32", "f64", "i64"])
+REDUCTION_KINDS = [(name, dtype) for name in ("reduce_sum", "reduce_mean", "reduce_max")
+                   for dtype in ("f32", "f64", "i64") if (name, dtype) != ("reduce_mean", "i64")]
+
+
 @pytest.mark.parametrize("shape, axes, keepdims, out", REDUCTIONS, ids=str)
-@pytest.mark.parametrize("name", ["reduce_sum", "reduce_mean", "reduce_max"])
-def test_reductions(name, shape, axes, keepdims, out, dtype):
-    if name == "reduce_mean" and dtype == "i64":
-        pytest.skip("reduce_mean is float-only (the verifier rejects i64)")
+@pytest.mark.parametrize("name, dtype", REDUCTION_KINDS, ids=str)
+def test_reductions(name, dtype, shape, axes, keepdims, out):
     listed = ", ".join(map(str, axes))
     props = f"axes = array<i64: {listed}>, keepdims = {str(keepdims).lower()}"
     run_single(f"graph.{name}", [(shape, dtype)], (out, dtype), props)
@@ -268,3 +280,15 @@ def test_layernorm_rmsnorm(shape, dtype):
 def test_row_ops_f16():
     run_single("graph.softmax", [((5, 40), "f16")], ((5, 40), "f16"))
     run_single("graph.layernorm", [((5, 40), "f16"), ((40,), "f16"), ((40,), "f16")], ((5, 40), "f16"))
+
+
+ATTENTION = [((7, 16), (7, 16), (7, 8)), ((2, 17, 8), (2, 33, 8), (2, 33, 5)), ((2, 3, 33, 16), (2, 3, 17, 16), (2, 3, 17, 16)), ((1, 1), (1, 1), (1, 1)), ((2, 70, 32), (2, 70, 32), (2, 70, 32))]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("q, k, v", ATTENTION, ids=str)
+def test_attention(q, k, v, dtype, causal):
+    out = (*q[:-1], v[-1])
+    props = f"scale = {1 / np.sqrt(q[-1]):.17g} : f64, causal = {str(causal).lower()}"
+    run_single("graph.attention", [(q, dtype), (k, dtype), (v, dtype)], (out, dtype), props)
