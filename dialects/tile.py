@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IndexType,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     StringAttr,
     SymbolRefAttr,
@@ -380,6 +381,60 @@ class IotaOp(IRDLOperation):
             raise VerifyException(f"'tile.iota': axis {self.axis.value.data} is outside {t}")
 
 
+@irdl_op_definition
+class CheckOp(IRDLOperation):
+    """Fail the kernel (status 1, reported with `message`) if any valid element of the
+    i1 tile `failed` is true: run-time checks such as ids in range.
+
+    `tile.check %bad {message = "'graph.embedding': an id is outside [0, 100)"} : !tile.tile<16x1xi1>`
+    """
+
+    name = "tile.check"
+    failed = operand_def(TileType)
+    message = prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    assembly_format = "$failed attr-dict `:` type($failed)"
+
+    def __init__(self, failed, message: str):
+        super().__init__(operands=[failed], properties={"message": StringAttr(message)})
+
+    def verify_(self) -> None:
+        if self.failed.type.element_type != IntegerType(1):
+            raise VerifyException(f"'tile.check': the condition must be an i1 tile, got {self.failed.type}")
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """Rows of a rank-2 tensor_view picked by an index tile, one column tile wide:
+    result[i, j] = view[rows[i, 0], column · TD + j]. Row indices are clamped into the
+    view (a tile.check before it reports bad ones), so it never reads out of bounds.
+
+    `%e = tile.gather %table[%ids], %c : !tile.tensor_view<100x16xf32, strides [16, 1], offset 0>, !tile.tile<8x1xi64> -> !tile.tile<8x16xf32>`
+    """
+
+    name = "tile.gather"
+    view = operand_def(TensorViewType)
+    rows = operand_def(TileType)
+    column = operand_def(IndexType)
+    result = result_def(TileType)
+    traits = traits_def(Pure())
+
+    assembly_format = "$view `[` $rows `]` `,` $column attr-dict `:` type($view) `,` type($rows) `->` type($result)"
+
+    def __init__(self, view, rows, column, result_type: TileType):
+        super().__init__(operands=[view, rows, column], result_types=[result_type])
+
+    def verify_(self) -> None:
+        view, rows, result = self.view.type, self.rows.type, self.result.type
+        if len(view.get_shape()) != 2 or len(result.get_shape()) != 2:
+            raise VerifyException("'tile.gather': the view and the result must be rank 2")
+        if rows.element_type != i64 or rows.get_shape() != (result.get_shape()[0], 1):
+            raise VerifyException(f"'tile.gather': rows must be a {result.get_shape()[0]}x1 i64 tile, got {rows}")
+        if result.element_type != view.element_type:
+            raise VerifyException(f"'tile.gather': result element type must be the view's {view.element_type}")
+
+
 REDUCTION_KINDS = ("sum", "max", "min")
 
 
@@ -506,6 +561,6 @@ class LaunchOp(IRDLOperation):
 Tile = Dialect(
     "tile",
     [KernelOp, ReturnOp, ProgramIdOp, MakeTensorViewOp, MakePartitionViewOp, LoadViewTkoOp,
-     StoreViewTkoOp, MapOp, YieldOp, IotaOp, ReduceOp, BroadcastOp, MmaOp, BufferOp, LaunchOp],
+     StoreViewTkoOp, MapOp, YieldOp, IotaOp, CheckOp, GatherOp, ReduceOp, BroadcastOp, MmaOp, BufferOp, LaunchOp],
     [TileType, TensorViewType, PartitionViewType],
 )  # fmt: skip

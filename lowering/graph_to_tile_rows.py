@@ -20,11 +20,12 @@ from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType, f32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from strata.dialects import graph
+from strata.dialects import graph, tile
 from strata.dialects.graph_base import is_float, shape_of
 from strata.dialects.opinfo import register_tile_lowering
 from strata.dialects.tile_types import MAX_TILE_DIM, TensorViewType
-from strata.lowering.graph_to_tile import ProgramLowering, matmul_kernel, widen
+from strata.ir import location_prefix
+from strata.lowering.graph_to_tile import ProgramLowering, matmul_kernel, out_of_range, widen, widen_index
 from strata.lowering.scalar_rules import Emitter
 from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, next_power_of_two
 
@@ -155,9 +156,10 @@ REDUCERS = {
 
 
 def reduce_axis(op: Operation, p: ProgramLowering, source: SSAValue, shape: Sequence[int], axis: int,
-                element, scale: float | None) -> SSAValue:
-    """One kernel reducing `source` (a buffer of `shape`) along `axis` into a new buffer."""
-    kind, identity, combine = REDUCERS[type(op)]
+                element, scale: float | None, reducer: type[Operation] | None = None) -> SSAValue:
+    """One kernel reducing `source` (a buffer of `shape`) along `axis` into a new buffer,
+    the way `reducer` (default: the op's own type) reduces."""
+    kind, identity, combine = REDUCERS[reducer or type(op)]
     layout = RowLayout.of(shape, axis, p.cost.elements)
     out_shape = [d for a, d in enumerate(shape) if a != axis]
     out = p.new_buffer(TensorType(element, out_shape))
@@ -296,3 +298,49 @@ def lower_layernorm(op: graph.LayerNormOp, p: ProgramLowering) -> None:
 def lower_rmsnorm(op: graph.RmsNormOp, p: ProgramLowering) -> None:
     _normalize(op, p, centered=False)
 
+
+
+@register_tile_lowering(graph.CrossEntropyOp)
+def lower_cross_entropy(op: graph.CrossEntropyOp, p: ProgramLowering) -> None:
+    """Per row: logsumexp(logits) - logits[label] (the label picked by a masked sum, after
+    a tile.check that labels lie in [0, C)); then the mean over rows."""
+    logits_type = op.logits.type
+    n, classes = shape_of(logits_type)
+    element = logits_type.element_type
+    layout = RowLayout.of((n, classes), 1, p.cost.elements)
+    logits, labels = p.buffer_of(op.logits), p.buffer_of(op.labels)
+    losses = p.new_buffer(TensorType(element, [n]))
+    row = RowKernel(op, p, layout, [logits, labels, losses], element)
+    k = row.k
+    x = k.partition(0, layout.view(element), layout.tile)
+    label_view = TensorViewType((n, classes), op.labels.type.element_type, (1, 0))
+    label_tile = widen_index(k, k.load(k.partition(1, label_view, layout.tile), [*k.program_ids, k.index(0)]))
+    message = f"{location_prefix(op)}'graph.cross_entropy': a label is outside [0, {classes})"
+    k.add(tile.CheckOp(out_of_range(k, label_tile, classes), message))
+    largest = row.row_pass(float("-inf"), "max", lambda c: row.load(x, c), arith.MaximumfOp)
+    exp_shifted = lambda c: row.map(
+        [row.load(x, c), row.spread(largest)], lambda e, a: e(xmath.ExpOp(e(arith.SubfOp(*a))))
+    )
+    total = row.row_pass(0.0, "sum", exp_shifted, arith.AddfOp)
+
+    def picked(column: SSAValue) -> SSAValue:
+        columns = k.iota(1, layout.tile)
+        origin = k.add(arith.IndexCastOp(k.add(arith.MuliOp(column, k.index(layout.tile[-1]))).results[0], i64)).results[0]
+
+        def select(e: Emitter, a: Sequence[SSAValue]) -> SSAValue:
+            hit = e(arith.CmpiOp(e(arith.AddiOp(a[1], origin)), a[2], "eq"))
+            return e(arith.SelectOp(hit, a[0], e.const(0.0, a[0].type)))
+
+        return row.map([row.load(x, column), columns, label_tile], select)
+
+    target = row.row_pass(0.0, "sum", picked, arith.AddfOp)
+
+    def loss(e: Emitter, a: Sequence[SSAValue]) -> SSAValue:
+        largest, total, target = a
+        return e(arith.SubfOp(e(arith.AddfOp(largest, e(xmath.LogOp(total)))), target))
+
+    result = row.map([largest, total, target], loss)
+    k.store(result, k.partition(2, layout.reduced_view(row.compute), layout.row_tile), [*k.program_ids, k.index(0)])
+    p.launch(k, [logits, labels, losses])
+    mean = reduce_axis(op, p, losses, (n,), 0, element, 1.0 / n, reducer=graph.ReduceMeanOp)
+    p.bind(op.result, mean)

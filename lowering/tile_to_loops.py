@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     ModuleOp,
+    StringAttr,
     i32,
     i64,
 )
@@ -97,6 +98,15 @@ class IotaTile(Tile):
 
 
 @dataclass
+class GatherTile(Tile):
+    buffer: SSAValue
+    view: TensorViewType
+    rows: Tile
+    column_origin: SSAValue
+    extents: list[SSAValue]
+
+
+@dataclass
 class BufferTile(Tile):
     buffer: SSAValue
     extents: list[SSAValue]
@@ -119,6 +129,8 @@ class KernelLowering:
         self.cursor = self.entry
         self.values: dict[SSAValue, object] = {}
         self.iter_buffers: dict[SSAValue, BufferTile] = {}
+        self.status: SSAValue | None = None
+        self.error_messages: list[str] = []
 
     # -- emission helpers ---------------------------------------------------------------
 
@@ -171,14 +183,32 @@ class KernelLowering:
         self.emit(scf.YieldOp())
         self.cursor = self.entry
         self.emit(scf.ForOp(begin, end, self.index(1), [], Region(grid_block)))
-        self.emit(func.ReturnOp(self.emit(arith.ConstantOp(IntegerAttr(0, i32)))))
+        if self.status is None:
+            status = self.emit(arith.ConstantOp(IntegerAttr(0, i32)))
+        else:
+            status = self.emit(memref.LoadOp.get(self.status, [self.index(0)]))
+        self.emit(func.ReturnOp(status))
         function = func.FuncOp(
             kernel.sym_name.data, (list(self.entry.arg_types), [i32]), Region(self.entry)
         )
         function.attributes["tile.grid"] = DenseArrayBase.from_list(
             kernel.grid.elt_type, list(kernel.grid_shape())
         )
+        if self.error_messages:
+            function.attributes["tile.error"] = StringAttr("; ".join(self.error_messages))
         return function
+
+    def fail_status(self) -> SSAValue:
+        """The kernel's status cell (0 = ok), created and zeroed on first use."""
+        if self.status is None:
+            self.status = self.emit_alloca([1], i32)
+            zero = arith.ConstantOp(IntegerAttr(0, i32))
+            first = arith.ConstantOp(IntegerAttr(0, IndexType()))
+            anchor = self.status.owner
+            for op in (zero, first, memref.StoreOp.get(zero, self.status, [first])):
+                self.entry.insert_op_after(op, anchor)
+                anchor = op
+        return self.status
 
     def bind_program_ids(self, flat: SSAValue) -> None:
         """Row-major delinearization of the flat grid index."""
@@ -236,6 +266,15 @@ class KernelLowering:
                 return self.emit(memref.LoadOp.get(value.buffer, list(indices)))
             case IotaTile():
                 return self.emit(arith.IndexCastOp(indices[value.axis], i64))
+            case GatherTile():
+                rows = value.view.get_shape()[0]
+                row = self.read(value.rows, [indices[0], self.index(0)])
+                low, high = arith.ConstantOp(IntegerAttr(0, i64)), arith.ConstantOp(IntegerAttr(rows - 1, i64))
+                clamped = self.emit(arith.MinSIOp(self.emit(arith.MaxSIOp(row, self.emit(low))), self.emit(high)))
+                row_index = self.emit(arith.IndexCastOp(clamped, IndexType()))
+                origin = [row_index, value.column_origin]
+                offset = self.element_offset(value.view, origin, [self.index(0), indices[1]])
+                return self.emit(memref.LoadOp.get(value.buffer, [offset]))
             case BroadcastTile():
                 zero = self.index(0)
                 inner = [zero if a in value.broadcast_axes else i for a, i in enumerate(indices)]
@@ -328,6 +367,31 @@ def _map(k: KernelLowering, op: tile.MapOp) -> None:
 
 def _iota(k: KernelLowering, op: tile.IotaOp) -> None:
     k.values[op.result] = IotaTile(op.axis.value.data, [k.index(d) for d in op.result.type.get_shape()])
+
+
+def _check(k: KernelLowering, op: tile.CheckOp) -> None:
+    failed = k.tile_of(op.failed)
+    status = k.fail_status()
+    k.error_messages.append(op.message.data)
+
+    def check(indices: list[SSAValue]) -> None:
+        flag = k.read(failed, indices)
+        one = arith.ConstantOp(IntegerAttr(1, i32))
+        block = Block([one, memref.StoreOp.get(one, status, [k.index(0)]), scf.YieldOp()])
+        k.emit(scf.IfOp(flag, [], Region(block)))
+
+    k.loop_nest(failed.extents, check)
+
+
+def _gather(k: KernelLowering, op: tile.GatherOp) -> None:
+    rows = k.tile_of(op.rows)
+    columns = op.result.type.get_shape()[1]
+    origin = k.mul(k.values[op.column], k.index(columns))
+    width = op.view.type.get_shape()[1]
+    remaining = k.emit(arith.SubiOp(k.index(width), origin))
+    extents = [rows.extents[0], k.emit(arith.MinSIOp(remaining, k.index(columns)))]
+    buffer, view = k.values[op.view]
+    k.values[op.result] = GatherTile(buffer, view, rows, origin, extents)
 
 
 def _broadcast(k: KernelLowering, op: tile.BroadcastOp) -> None:
@@ -447,6 +511,8 @@ LOWERINGS: dict[type[Operation], Callable[[KernelLowering, Operation], None]] = 
     tile.MapOp: _map,
     tile.BroadcastOp: _broadcast,
     tile.IotaOp: _iota,
+    tile.CheckOp: _check,
+    tile.GatherOp: _gather,
     tile.ReduceOp: _reduce,
     tile.MmaOp: _mma,
     tile.ReturnOp: lambda k, op: None,

@@ -68,6 +68,8 @@ class Launch:
     """Indices into the executable's slot table (inputs first, then bound buffers)."""
     grid_size: int
     parallel: bool
+    error: str
+    """What a nonzero status means (the kernel's tile.check messages)."""
 
 
 class CpuExecutable:
@@ -112,7 +114,10 @@ class CpuExecutable:
             a.type.get_shape()[0] * numpy_dtype(a.type.element_type).itemsize for a in op.args
         )
         function = prototype(self.jit.function_address(name))
-        return Launch(name, function, buffers, grid_size, grid_size > 1 and touched >= PARALLEL_MIN_BYTES)
+        error = kernel.attributes.get("tile.error")
+        message = error.data if error is not None else f"kernel @{name} failed"
+        parallel = grid_size > 1 and touched >= PARALLEL_MIN_BYTES
+        return Launch(name, function, buffers, grid_size, parallel, message)
 
     def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
         inputs = check_inputs(self.signature, args)
@@ -139,4 +144,4 @@ class CpuExecutable:
             ]
             statuses = [f.result() for f in futures]
         if any(statuses):
-            raise ExecutionError(f"kernel @{launch.name} failed with status {max(statuses)}")
+            raise ExecutionError(launch.error)

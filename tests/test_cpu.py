@@ -234,10 +234,16 @@ def test_inputs_are_validated_and_outputs_are_copies():
     np.testing.assert_array_equal(first, np.ones(4, np.float32))
 
 
-def test_unsupported_op_is_a_clear_error():
-    text = single_op("graph.dropout", [((4, 8), "f32")], ((4, 8), "f32"), "p = 0.5 : f64, seed = 1 : i64")
-    with pytest.raises(strata.StrataError, match="'graph.dropout' cannot be lowered to tile kernels yet"):
-        strata.compile(text, target="cpu")
+def test_op_without_cpu_lowering_is_a_clear_error():
+    text = """func.func @g(%x: tensor<4xf32>) -> tensor<4xf32> {
+  func.return %x : tensor<4xf32>
+}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @g(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}"""
+    with pytest.raises(strata.StrataError, match="'func.call' cannot be lowered to tile kernels yet"):
+        strata.compile(text, target="cpu", entry="main")
 
 
 REDUCTIONS = [((7,), (0,), False, ()), ((17, 33), (1,), False, (17,)), ((17, 33), (0,), True, (1, 33)),
@@ -292,3 +298,49 @@ def test_attention(q, k, v, dtype, causal):
     out = (*q[:-1], v[-1])
     props = f"scale = {1 / np.sqrt(q[-1]):.17g} : f64, causal = {str(causal).lower()}"
     run_single("graph.attention", [(q, dtype), (k, dtype), (v, dtype)], (out, dtype), props)
+
+
+@pytest.mark.parametrize("ids_shape, ids_dtype", [((7,), "i64"), ((3, 5), "i32"), ((1,), "i64"), ((40,), "i64")], ids=str)
+@pytest.mark.parametrize("width", [1, 17, 300])
+def test_embedding(ids_shape, ids_dtype, width):
+    rng = np.random.default_rng(9)
+    ids = rng.integers(0, 11, size=ids_shape).astype(DTYPES[ids_dtype])
+    table = rng.standard_normal((11, width)).astype(np.float32)
+    run_single("graph.embedding", [((11, width), "f32"), (ids_shape, ids_dtype)], ((*ids_shape, width), "f32"), inputs=[table, ids])
+
+
+@pytest.mark.parametrize("bad", [-1, 11, 10**9])
+def test_embedding_out_of_range_is_an_error_not_a_wild_read(bad):
+    text = single_op("graph.embedding", [((11, 4), "f32"), ((5,), "i64")], ((5, 4), "f32"))
+    exe = strata.compile(text, target="cpu")
+    ids = np.array([0, 3, bad, 1, 2], dtype=np.int64)
+    with pytest.raises(strata.ExecutionError, match=r"'graph.embedding': an id is outside \[0, 11\)"):
+        exe(np.zeros((11, 4), np.float32), ids)
+    # the executable stays usable after a failed call
+    (good,) = exe(np.ones((11, 4), np.float32), np.array([0, 1, 2, 3, 4]))
+    np.testing.assert_array_equal(good, np.ones((5, 4), np.float32))
+
+
+@pytest.mark.parametrize("shape", [(1,), (7, 33), (2, 3, 1000)], ids=str)
+@pytest.mark.parametrize("p, seed", [(0.0, 1), (0.1, 7), (0.5, -3), (0.9, 2**62)])
+def test_dropout_matches_reference_bit_for_bit(shape, p, seed):
+    text = single_op("graph.dropout", [(shape, "f32")], (shape, "f32"), f"p = {p!r} : f64, seed = {seed} : i64")
+    x = np.random.default_rng(10).standard_normal(shape).astype(np.float32)
+    (got,) = strata.compile(text, target="cpu")(x)
+    (want,) = strata.interpret(text, x)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("n, classes, label_dtype", [(1, 1, "i64"), (7, 17, "i32"), (33, 1000, "i64"), (5, 3000, "i32")], ids=str)
+def test_cross_entropy(n, classes, label_dtype, dtype):
+    rng = np.random.default_rng(11)
+    logits = (rng.standard_normal((n, classes)) * 10).astype(DTYPES[dtype])
+    labels = rng.integers(0, classes, size=(n,)).astype(DTYPES[label_dtype])
+    run_single("graph.cross_entropy", [((n, classes), dtype), ((n,), label_dtype)], ((), dtype), inputs=[logits, labels])
+
+
+def test_cross_entropy_bad_label_is_an_error():
+    text = single_op("graph.cross_entropy", [((3, 4), "f32"), ((3,), "i64")], ((), "f32"))
+    with pytest.raises(strata.ExecutionError, match=r"'graph.cross_entropy': a label is outside \[0, 4\)"):
+        strata.compile(text, target="cpu")(np.zeros((3, 4), np.float32), np.array([0, 4, 1]))

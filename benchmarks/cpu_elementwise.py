@@ -1,0 +1,84 @@
+"""An 8-op elementwise chain over three f32 vectors: Strata CPU vs numpy (and PyTorch).
+
+    y = relu(x * a + b) * sigmoid(x) - tanh(x) * 0.5
+
+Graph ops: mul, add, relu, sigmoid, mul, tanh, scale, sub. Until fusion lands Strata runs
+each op as its own kernel (the `kernels` column). GB/s counts the inputs and the output
+once (16 bytes an element), whatever the temporaries.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+from common import check, kernel_count, load_torch, print_header, print_table, timeit
+
+import strata
+from strata import ops
+
+
+def build(n: int):
+    g = strata.Graph("chain")
+    x, a, b = g.input("x", (n,)), g.input("a", (n,)), g.input("b", (n,))
+    g.output(ops.relu(x * a + b) * ops.sigmoid(x) - ops.tanh(x) * 0.5)
+    return g.build()
+
+
+def numpy_chain(x, a, b):
+    return np.maximum(x * a + b, 0) * (1 / (1 + np.exp(-x))) - np.tanh(x) * 0.5
+
+
+def numpy_chain_out(x, a, b, t, s):
+    """The same math into two preallocated scratch vectors; the result is `t`."""
+    np.multiply(x, a, out=t)
+    np.add(t, b, out=t)
+    np.maximum(t, 0, out=t)
+    np.negative(x, out=s)
+    np.exp(s, out=s)
+    np.add(s, 1, out=s)
+    np.divide(t, s, out=t)  # relu(...) * sigmoid(x)
+    np.tanh(x, out=s)
+    np.multiply(s, 0.5, out=s)
+    return np.subtract(t, s, out=t)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=10)
+    args = parser.parse_args()
+    print_header("CPU elementwise chain (8 graph ops, 3 inputs, f32)")
+    torch = load_torch()
+
+    rows = []
+    for n in (1 << 20, 1 << 24):
+        rng = np.random.default_rng(0)
+        x, a, b = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))
+        exe = strata.compile(build(n), target="cpu")
+        (y,) = exe(x, a, b)
+        t, s = np.empty_like(x), np.empty_like(x)
+        check(f"N={n}", y, numpy_chain(x, a, b), rtol=1e-5, atol=1e-6)
+        check(f"N={n} (numpy out=)", numpy_chain_out(x, a, b, t, s), y, rtol=1e-5, atol=1e-6)
+
+        impls = {
+            "strata": lambda: exe(x, a, b),
+            "numpy": lambda: numpy_chain(x, a, b),
+            "numpy out=": lambda: numpy_chain_out(x, a, b, t, s),
+        }
+        if torch is not None:
+            tx, ta, tb = (torch.from_numpy(v) for v in (x, a, b))
+            impls["torch"] = lambda: torch.relu(tx * ta + tb) * torch.sigmoid(tx) - torch.tanh(tx) * 0.5
+            check(f"N={n} (torch)", impls["torch"]().numpy(), y, rtol=1e-5, atol=1e-6)
+        repeat = max(3, args.repeat * (1 << 20) // n)
+        times = {name: timeit(fn, repeat=repeat) for name, fn in impls.items()}
+        for name, seconds in times.items():
+            kernels = kernel_count(exe) if name == "strata" else ""
+            rows.append(
+                [f"2^{n.bit_length() - 1}", name, seconds * 1e3, seconds * 1e9 / n,
+                 16 * n / seconds / 1e9, seconds / times["strata"], kernels]
+            )
+    print_table(["N", "impl", "ms", "ns/elem", "GB/s", "t / t(strata)", "kernels"], rows)
+
+
+if __name__ == "__main__":
+    main()
