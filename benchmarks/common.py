@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 """Environment variables that set the baselines' thread counts: part of the command line."""
 
@@ -35,11 +34,11 @@ def timeit(fn: Callable[[], object], repeat: int = 10, warmup: int = 2) -> float
 
 
 def check(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> None:
-    """Abort the benchmark unless `got` matches `want` (shape and np.allclose)."""
+    """Abort the benchmark unless `got` matches the reference `want` (shape, np.allclose)."""
     if got.shape != want.shape or not np.allclose(got, want, rtol=rtol, atol=atol):
         error = np.max(np.abs(got - want)) if got.shape == want.shape else "n/a"
         sys.exit(
-            f"ABORT: {name}: Strata's result differs from the baseline "
+            f"ABORT: {name}: the result differs from the reference "
             f"(shapes {got.shape} vs {want.shape}, max abs error {error}, rtol={rtol}, atol={atol})"
         )
 

@@ -43,40 +43,44 @@ def numpy_chain_out(x, a, b, t, s):
     return np.subtract(t, s, out=t)
 
 
+def bench(n: int, repeat: int, torch) -> list[list[object]]:
+    """One row per implementation at size n."""
+    rng = np.random.default_rng(0)
+    x, a, b = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))
+    exe = strata.compile(build(n), target="cpu")
+    t, s = np.empty_like(x), np.empty_like(x)
+    impls = {
+        "strata": lambda: exe(x, a, b)[0],
+        "numpy": lambda: numpy_chain(x, a, b),
+        "numpy out=": lambda: numpy_chain_out(x, a, b, t, s),
+    }
+    if torch is not None:
+        tx, ta, tb = (torch.from_numpy(v) for v in (x, a, b))
+        impls["torch"] = lambda: (
+            torch.relu(tx * ta + tb) * torch.sigmoid(tx) - torch.tanh(tx) * 0.5
+        ).numpy()
+    want = numpy_chain(x, a, b)
+    for name, fn in impls.items():
+        check(f"N={n} ({name})", fn(), want, rtol=1e-5, atol=1e-6)
+
+    times = {name: timeit(fn, repeat=repeat) for name, fn in impls.items()}
+    return [
+        [f"2^{n.bit_length() - 1}", name, seconds * 1e3, seconds * 1e9 / n,
+         16 * n / seconds / 1e9, seconds / times["strata"],
+         kernel_count(exe) if name == "strata" else ""]
+        for name, seconds in times.items()
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=10, help="repeats at N = 2^20 (fewer above)")
     args = parser.parse_args()
     print_header("CPU elementwise chain (8 graph ops, 3 inputs, f32)")
     torch = load_torch()
-
     rows = []
     for n in (1 << 20, 1 << 24):
-        rng = np.random.default_rng(0)
-        x, a, b = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))
-        exe = strata.compile(build(n), target="cpu")
-        (y,) = exe(x, a, b)
-        t, s = np.empty_like(x), np.empty_like(x)
-        check(f"N={n}", y, numpy_chain(x, a, b), rtol=1e-5, atol=1e-6)
-        check(f"N={n} (numpy out=)", numpy_chain_out(x, a, b, t, s), y, rtol=1e-5, atol=1e-6)
-
-        impls = {
-            "strata": lambda: exe(x, a, b),
-            "numpy": lambda: numpy_chain(x, a, b),
-            "numpy out=": lambda: numpy_chain_out(x, a, b, t, s),
-        }
-        if torch is not None:
-            tx, ta, tb = (torch.from_numpy(v) for v in (x, a, b))
-            impls["torch"] = lambda: torch.relu(tx * ta + tb) * torch.sigmoid(tx) - torch.tanh(tx) * 0.5
-            check(f"N={n} (torch)", impls["torch"]().numpy(), y, rtol=1e-5, atol=1e-6)
-        repeat = max(3, args.repeat * (1 << 20) // n)
-        times = {name: timeit(fn, repeat=repeat) for name, fn in impls.items()}
-        for name, seconds in times.items():
-            kernels = kernel_count(exe) if name == "strata" else ""
-            rows.append(
-                [f"2^{n.bit_length() - 1}", name, seconds * 1e3, seconds * 1e9 / n,
-                 16 * n / seconds / 1e9, seconds / times["strata"], kernels]
-            )
+        rows += bench(n, max(3, args.repeat * (1 << 20) // n), torch)
     print_table(["N", "impl", "ms", "ns/elem", "GB/s", "t / t(strata)", "kernels"], rows)
 
 

@@ -17,11 +17,10 @@ import numpy as np
 from common import check, kernel_count, load_torch, print_header, print_table, timeit
 
 import strata
-from strata import ops
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 sys.path.insert(0, str(EXAMPLES))
-from transformer_block import build_transformer_block  # noqa: E402
+from transformer_block import build_transformer_block
 
 
 def numpy_layernorm(x, gamma, beta, epsilon=1e-5):
@@ -103,6 +102,30 @@ def models():
     ]
 
 
+def bench(name: str, program, numpy_fn, torch_fn, repeat: int, torch) -> list[object]:
+    start = time.perf_counter()
+    exe = strata.compile(program, target="cpu")
+    compile_s = time.perf_counter() - start
+    rng = np.random.default_rng(0)
+    inputs = [
+        rng.standard_normal(s, dtype=np.float32) * (1.0 if i == 0 else 0.1)
+        for i, s in enumerate(input_shapes(program))
+    ]
+    impls = {"strata": lambda: exe(*inputs)[0], "numpy": lambda: numpy_fn(*inputs)}
+    if torch is not None:
+        tensors = [torch.from_numpy(a) for a in inputs]
+        impls["torch"] = lambda: torch_fn(torch, *tensors).numpy()
+    want = numpy_fn(*inputs)
+    for impl, fn in impls.items():
+        check(f"{name} ({impl})", fn(), want, rtol=1e-3, atol=1e-4)
+
+    times = {impl: timeit(fn, repeat=repeat) for impl, fn in impls.items()}
+    row = [name, compile_s, kernel_count(exe), times["strata"] * 1e3]
+    for impl in list(impls)[1:]:  # the baselines, in header order
+        row += [times[impl] * 1e3, times[impl] / times["strata"]]
+    return row
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
@@ -114,27 +137,7 @@ def main() -> None:
     warm.output(warm.input("x", (4,)) * 2.0)
     strata.compile(warm.build(), target="cpu")
 
-    rows = []
-    for name, program, numpy_fn, torch_fn in models():
-        start = time.perf_counter()
-        exe = strata.compile(program, target="cpu")
-        compile_s = time.perf_counter() - start
-        rng = np.random.default_rng(0)
-        inputs = [rng.standard_normal(s, dtype=np.float32) * (1.0 if i == 0 else 0.1)
-                  for i, s in enumerate(input_shapes(program))]
-        (y,) = exe(*inputs)
-        check(name, y, numpy_fn(*inputs), rtol=1e-3, atol=1e-4)
-        impls = {"strata": lambda: exe(*inputs), "numpy": lambda: numpy_fn(*inputs)}
-        if torch is not None:
-            tensors = [torch.from_numpy(a) for a in inputs]
-            impls["torch"] = lambda: torch_fn(torch, *tensors)
-            check(f"{name} (torch)", impls["torch"]().numpy(), y, rtol=1e-3, atol=1e-4)
-        times = {impl: timeit(fn, repeat=args.repeat) for impl, fn in impls.items()}
-        row = [name, compile_s, kernel_count(exe), times["strata"] * 1e3, times["numpy"] * 1e3,
-               times["numpy"] / times["strata"]]
-        if torch is not None:
-            row += [times["torch"] * 1e3, times["torch"] / times["strata"]]
-        rows.append(row)
+    rows = [bench(*model, args.repeat, torch) for model in models()]
     headers = ["model", "compile s", "kernels", "strata ms", "numpy ms", "t(numpy) / t(strata)"]
     if torch is not None:
         headers += ["torch ms", "t(torch) / t(strata)"]

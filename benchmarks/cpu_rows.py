@@ -34,11 +34,31 @@ def numpy_layernorm(x, gamma, beta):
     return centered / np.sqrt(variance + EPSILON) * gamma + beta
 
 
-def torch_impl(torch, kind: str, args):
-    ts = [torch.from_numpy(a) for a in args]
+def bench(kind: str, shape: tuple[int, int], repeat: int, torch) -> list[object]:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape, dtype=np.float32)
     if kind == "softmax":
-        return lambda: torch.softmax(ts[0], dim=-1)
-    return lambda: torch.nn.functional.layer_norm(ts[0], ts[0].shape[-1:], ts[1], ts[2], eps=EPSILON)
+        inputs, reference = [x], numpy_softmax
+    else:
+        inputs, reference = [x, *rng.standard_normal((2, shape[1]), dtype=np.float32)], numpy_layernorm
+    exe = strata.compile(build(kind, *shape), target="cpu")
+    impls = {"strata": lambda: exe(*inputs)[0], "numpy": lambda: reference(*inputs)}
+    if torch is not None:
+        tx, *affine = (torch.from_numpy(a) for a in inputs)
+        if kind == "softmax":
+            impls["torch"] = lambda: torch.softmax(tx, dim=-1).numpy()
+        else:
+            layer_norm = torch.nn.functional.layer_norm
+            impls["torch"] = lambda: layer_norm(tx, shape[-1:], *affine, eps=EPSILON).numpy()
+    want = reference(*inputs)
+    for name, fn in impls.items():
+        check(f"{kind} {shape} ({name})", fn(), want, rtol=1e-4, atol=1e-5)
+
+    times = {name: timeit(fn, repeat=repeat) for name, fn in impls.items()}
+    row = [kind, "x".join(map(str, shape)), times["strata"] * 1e3]
+    for name in list(impls)[1:]:  # the baselines, in header order
+        row += [times[name] * 1e3, times[name] / times["strata"]]
+    return row
 
 
 def main() -> None:
@@ -48,26 +68,8 @@ def main() -> None:
     print_header("CPU row kernels, f32, over the last axis")
     torch = load_torch()
 
-    rows = []
-    for kind in ("softmax", "layernorm"):
-        for shape in ((4096, 1024), (512, 4096)):
-            rng = np.random.default_rng(0)
-            x = rng.standard_normal(shape, dtype=np.float32)
-            inputs = [x] if kind == "softmax" else [x, *rng.standard_normal((2, shape[1]), dtype=np.float32)]
-            exe = strata.compile(build(kind, *shape), target="cpu")
-            reference = numpy_softmax if kind == "softmax" else numpy_layernorm
-            (y,) = exe(*inputs)
-            check(f"{kind} {shape}", y, reference(*inputs), rtol=1e-4, atol=1e-5)
-            impls = {"strata": lambda: exe(*inputs), "numpy": lambda: reference(*inputs)}
-            if torch is not None:
-                impls["torch"] = torch_impl(torch, kind, inputs)
-                check(f"{kind} {shape} (torch)", impls["torch"]().numpy(), y, rtol=1e-4, atol=1e-5)
-            times = {name: timeit(fn, repeat=args.repeat) for name, fn in impls.items()}
-            row = [kind, "x".join(map(str, shape)), times["strata"] * 1e3, times["numpy"] * 1e3,
-                   times["numpy"] / times["strata"]]
-            if torch is not None:
-                row += [times["torch"] * 1e3, times["torch"] / times["strata"]]
-            rows.append(row)
+    cases = [(kind, shape) for kind in ("softmax", "layernorm") for shape in ((4096, 1024), (512, 4096))]
+    rows = [bench(kind, shape, args.repeat, torch) for kind, shape in cases]
     headers = ["op", "shape", "strata ms", "numpy ms", "t(numpy) / t(strata)"]
     if torch is not None:
         headers += ["torch ms", "t(torch) / t(strata)"]

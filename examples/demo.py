@@ -1,10 +1,8 @@
 """Strata's main job on the bundled transformer block, end to end:
-load (or build) -> verify -> default pipeline -> execute -> report.
+load (or build) -> verify -> cpu-pipeline -> JIT -> execute -> check -> report.
 
     ./scripts/demo.sh            # loads examples/transformer_block.mlir
     ./scripts/demo.sh --build    # builds the same block with the builder API
-
-Execution is on the numpy reference interpreter until the CPU backend lands.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ import numpy as np
 
 import strata
 from strata.check import compare
-from strata.pipelines import DEFAULT_PIPELINE
 from strata.runtime.dtypes import tensor_dtype
 from strata.runtime.reference.interpreter import find_entry
 
@@ -52,25 +49,27 @@ def main() -> None:
     else:
         path = HERE / "transformer_block.mlir"
         source, module = str(path.relative_to(HERE.parent)), strata.parse_module(path.read_text())
-    text_before = str(module)
     before = graph_op_counts(module)
     print(f"program      {source}: {sum(before.values())} graph ops, verified")
 
     start = time.perf_counter()
-    exe = strata.compile(module, target="reference", pipeline=DEFAULT_PIPELINE)
-    print(f"pipeline     {DEFAULT_PIPELINE}: {sum(graph_op_counts(module).values())} graph ops "
-          f"after, {(time.perf_counter() - start) * 1e3:.1f} ms")
+    exe = strata.compile(module, target="cpu")
+    kernels = sum(1 for op in exe.module.walk() if op.name == "tile.launch")
+    print(f"compile      cpu-pipeline -> LLVM -> MCJIT: {kernels} kernel launches, "
+          f"{(time.perf_counter() - start) * 1e3:.0f} ms")
 
-    function = find_entry(module)
-    inputs = scaled_inputs(function)
+    inputs = scaled_inputs(find_entry(module))
+    exe(*inputs)
     start = time.perf_counter()
     (out,) = exe(*inputs)
-    print(f"execute      reference interpreter: {(time.perf_counter() - start) * 1e3:.1f} ms, "
+    print(f"execute      cpu: {(time.perf_counter() - start) * 1e3:.2f} ms, "
           f"output {list(out.shape)} {out.dtype}, mean {out.mean():+.5f}, std {out.std():.5f}")
 
-    (unoptimized,) = strata.interpret(text_before, *inputs)
-    (check,) = compare([out], [unoptimized])
-    print(f"check        optimized vs unoptimized program: {check}")
+    start = time.perf_counter()
+    (reference,) = strata.interpret(module, *inputs)
+    elapsed = (time.perf_counter() - start) * 1e3
+    (check,) = compare([out], [reference])
+    print(f"check        vs numpy reference interpreter ({elapsed:.2f} ms): {check}")
     print("op histogram " + ", ".join(f"{n.removeprefix('graph.')}×{c}" for n, c in before.most_common()))
 
 

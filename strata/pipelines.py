@@ -38,8 +38,6 @@ def _strata_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 STRATA_PASSES: dict[str, Callable[[], type[ModulePass]]] = _strata_passes()
 """Strata's own passes by name (xDSL's upstream passes are added next to them)."""
 
-DEFAULT_PIPELINE = "canonicalize,cse,dce"
-"""What `strata.compile` and the demo run before execution until cpu-pipeline lands."""
 
 
 def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:

@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="strata-run", description="Compile and run one function.")
     p.add_argument("file", help="an .mlir file ('-' for stdin)")
     p.add_argument("--entry", help="function to run (default: the only / first func.func)")
-    p.add_argument("--target", default="reference", choices=("cpu", "cuda", "reference"))
+    p.add_argument("--target", default="cpu", choices=("cpu", "cuda", "reference"))
     p.add_argument("-p", "--pipeline", help="pass pipeline to run before compiling")
     p.add_argument("--inputs", help=".npz with arg0, arg1, ... (missing ones are random)")
     p.add_argument("--seed", type=int, default=0, help="seed for generated inputs")

@@ -400,11 +400,14 @@ func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x
 // CHECK-NEXT:    func.return [[O]] : memref<64xf32>
 // CHECK-NEXT:  }
 // CHECK-NEXT:  tile.kernel @attention_attention_scores_0({{.*}}) attributes {grid = array<i64: 2, 1, 1>} {
+// CHECK-NOT:     tile.iota
 // CHECK:         tile.make_tensor_view {{.*}} -> !tile.tensor_view<2x8x6xf32, strides [48, 1, 8], offset 0>
+// CHECK-NOT:     tile.iota
 // CHECK:         tile.mma
 // CHECK-NOT:     tile.iota
 // CHECK:         arith.constant 0.353553385 : f32
 // CHECK-NEXT:    arith.mulf
+// CHECK-NOT:     tile.iota
 // CHECK:       tile.kernel @attention_attention_softmax_1({{.*}}) attributes {grid = array<i64: 2, 1>} {
 // CHECK-DAG:     [[C4:%[0-9a-z_]+]] = arith.constant 4 : index
 // CHECK-DAG:     [[C8:%[0-9a-z_]+]] = arith.constant 8 : index
@@ -435,6 +438,7 @@ func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x
 // CHECK:       tile.kernel @attention_attention_values_2({{.*}}) attributes {grid = array<i64: 2, 1, 1>} {
 // CHECK-NOT:     tile.iota
 // CHECK:         tile.make_tensor_view {{.*}} -> !tile.tensor_view<2x6x8xf32, strides [48, 8, 1], offset 0>
+// CHECK-NOT:     tile.iota
 // CHECK:         tile.mma
 // CHECK-NEXT:      scf.yield
 // CHECK-NEXT:    }
