@@ -69,7 +69,9 @@ def print_header(title: str) -> None:
     except OSError:
         model = ""
     print(f"# {title}")
-    print(f"machine: {processor} {model}".rstrip() + f", {os.cpu_count()} cores, {platform.system()}")
+    load = os.getloadavg()[0]  # other work on the machine skews every column
+    print(f"machine: {processor} {model}".rstrip() + f", {os.cpu_count()} cores, {platform.system()}, "
+          f"load average {load:.2f}")
     print(f"python {platform.python_version()}, numpy {np.__version__}")
     threads = [f"{k}={os.environ[k]}" for k in THREAD_VARIABLES if k in os.environ]
     print(f"command: {shlex.join([*threads, sys.executable, *sys.argv])}")
