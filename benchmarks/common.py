@@ -71,7 +71,7 @@ def print_header(title: str) -> None:
     print(f"# {title}")
     load = os.getloadavg()[0]  # other work on the machine skews every column
     print(f"machine: {processor} {model}".rstrip() + f", {os.cpu_count()} cores, {platform.system()}, "
-          f"load average {load:.2f}")
+          f"1-min load average {load:.2f}")
     print(f"python {platform.python_version()}, numpy {np.__version__}")
     threads = [f"{k}={os.environ[k]}" for k in THREAD_VARIABLES if k in os.environ]
     print(f"command: {shlex.join([*threads, sys.executable, *sys.argv])}")

@@ -36,6 +36,7 @@ from strata.dialects.graph_elementwise import (
     SubOp,
     TanhOp,
 )
+from strata.dialects.graph_fused import FusedOp, YieldOp
 from strata.dialects.graph_nn import (
     AttentionOp,
     ConstantOp,
@@ -66,12 +67,17 @@ GRAPH_OPS: tuple[type[GraphOp], ...] = (
     CrossEntropyOp, DropoutOp, ReshapeOp, TransposeOp, BroadcastToOp, SliceOp, ConcatOp,
 )  # fmt: skip
 
-Graph = Dialect("graph", list(GRAPH_OPS), [])
+STRUCTURAL_OPS = (FusedOp, YieldOp)
+"""Ops passes create (not in the catalogue): fused regions."""
+
+Graph = Dialect("graph", [*GRAPH_OPS, *STRUCTURAL_OPS], [])
 
 __all__ = [
     "GRAPH_OPS",
     "BinaryElementwiseOp",
     "ElementwiseOp",
+    "FusedOp",
+    "YieldOp",
     "Graph",
     "GraphOp",
     "ReductionOp",

@@ -118,6 +118,41 @@ def lower_elementwise(op: Operation, p: ProgramLowering) -> None:
     p.bind(op.results[0], out)
 
 
+@register_tile_lowering(graph.FusedOp)
+def lower_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
+    """One kernel for the whole group: each input is loaded once per tile, each result is
+    one tile.map whose body chains the members' scalar rules (LLVM drops what a result
+    does not need), and every result is stored from the same loop nest position."""
+    first = op.outputs[0].type
+    shape = logical_shape(first)
+    tile_shape = p.cost.elementwise_tile(shape, first.element_type)
+    inputs = [p.buffer_of(v) for v in op.inputs]
+    outputs = [p.new_buffer(r.type) for r in op.outputs]
+    k = KernelBuilder(p.kernel_name(op), [*inputs, *outputs], grid_of(shape, tile_shape))
+    tiles = []
+    for i, v in enumerate(op.inputs):
+        view = TensorViewType(shape, v.type.element_type, broadcast_strides(shape_of(v.type), shape))
+        tiles.append(k.load(k.partition(i, view, tile_shape), k.program_ids))
+    body = op.body.block
+    for index, (yielded, result) in enumerate(zip(body.last_op.operands, op.outputs)):
+
+        def scalar_body(block: Block, elements, yielded=yielded) -> SSAValue:
+            values = dict(zip(body.args, elements))
+            for member in body.ops:
+                if member is body.last_op:
+                    break
+                values[member.results[0]] = emit_scalar(member, block, [values[v] for v in member.operands])
+            return values[yielded]
+
+        element = result.type.element_type
+        value = k.map(tiles, element, scalar_body)
+        view = TensorViewType(shape, element, contiguous_strides(shape))
+        k.store(value, k.partition(len(inputs) + index, view, tile_shape), k.program_ids)
+    p.launch(k, [*inputs, *outputs])
+    for result, buffer in zip(op.outputs, outputs):
+        p.bind(result, buffer)
+
+
 @register_tile_lowering(graph.ConstantOp)
 def lower_constant(op: graph.ConstantOp, p: ProgramLowering) -> None:
     p.bind(op.result, p.new_buffer(op.result.type, init=op.value))

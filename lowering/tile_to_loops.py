@@ -359,7 +359,7 @@ def _map(k: KernelLowering, op: tile.MapOp) -> None:
     if inputs:
         extents = inputs[0].extents
         for other in inputs[1:]:
-            extents = [a if a is b else k.emit(arith.MinSIOp(a, b)) for a, b in zip(extents, other.extents)]
+            extents = [a if same_extent(a, b) else k.emit(arith.MinSIOp(a, b)) for a, b in zip(extents, other.extents)]
     else:
         extents = [k.index(d) for d in op.result.type.get_shape()]
     mapped = MappedTile(op, inputs, extents)
@@ -484,6 +484,10 @@ def static_value(value: SSAValue) -> int | None:
     return None
 
 
+def same_extent(a: SSAValue, b: SSAValue) -> bool:
+    return a is b or (static_value(a) is not None and static_value(a) == static_value(b))
+
+
 def _yielded_in_place(op: tile.MmaOp) -> bool:
     """acc is a loop-carried tile and this mma's only use yields it back to the same slot."""
     uses = list(op.result.uses)
@@ -495,12 +499,21 @@ def _yielded_in_place(op: tile.MmaOp) -> bool:
 
 
 def _for(k: KernelLowering, op: scf.ForOp) -> None:
-    if any(not isinstance(v.type, tile.TileType) for v in op.iter_args):
-        raise StrataError("lower-tile-to-loops: scf.for in a kernel may only carry tiles")
+    """Loop-carried tiles live in stack buffers; carried tokens vanish (no CPU order)."""
+    for v in op.iter_args:
+        if not isinstance(v.type, tile.TileType | token.TokenType):
+            raise StrataError(
+                f"lower-tile-to-loops: @{k.kernel.sym_name.data}: scf.for may only carry tiles "
+                f"and tokens, not {v.type}"
+            )
     body = op.body.block
     carried = []
     for init, arg, result in zip(op.iter_args, body.args[1:], op.results):
         t = arg.type
+        if isinstance(t, token.TokenType):
+            k.values[arg] = k.values[result] = None
+            carried.append(None)
+            continue
         buffer = k.materialize(k.tile_of(init), t.get_shape(), t.element_type)
         k.values[arg] = buffer
         k.iter_buffers[arg] = buffer
@@ -511,6 +524,8 @@ def _for(k: KernelLowering, op: scf.ForOp) -> None:
     for inner in body.ops:
         if isinstance(inner, scf.YieldOp):
             for value, buffer in zip(inner.arguments, carried):
+                if buffer is None:
+                    continue
                 produced = k.tile_of(value)
                 if not (isinstance(produced, BufferTile) and produced.buffer is buffer.buffer):
                     copied = produced
@@ -521,7 +536,8 @@ def _for(k: KernelLowering, op: scf.ForOp) -> None:
     k.cursor = outer
     k.emit(scf.ForOp(k.values[op.lb], k.values[op.ub], k.values[op.step], [], Region(block)))
     for result, buffer in zip(op.results, carried):
-        k.values[result] = buffer
+        if buffer is not None:
+            k.values[result] = buffer
 
 
 LOWERINGS: dict[type[Operation], Callable[[KernelLowering, Operation], None]] = {

@@ -13,13 +13,13 @@ from xdsl.universe import Universe
 from strata.errors import IRError, StrataError
 from strata.ir import make_context, verify
 
-CPU_PIPELINE_STEPS = "canonicalize,cse,lower-graph-to-tile,token-dce,lower-tile-to-loops"
+CPU_PIPELINE_STEPS = "canonicalize,cse,fuse-elementwise,lower-graph-to-tile,token-dce,lower-tile-to-loops"
 
 
 @dataclass(frozen=True)
 class CpuPipelinePass(ModulePass):
     """The CPU path from graph to loops, as one named pass (each step also runs alone):
-    canonicalize, cse, lower-graph-to-tile, token-dce, lower-tile-to-loops."""
+    canonicalize, cse, fuse-elementwise, lower-graph-to-tile, token-dce, lower-tile-to-loops."""
 
     name = "cpu-pipeline"
 
@@ -30,9 +30,12 @@ class CpuPipelinePass(ModulePass):
 def _strata_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from strata.lowering.graph_to_tile import LowerGraphToTilePass
     from strata.lowering.tile_to_loops import LowerTileToLoopsPass
+    from strata.transforms.fuse_elementwise import FuseElementwisePass
     from strata.transforms.token_dce import TokenDcePass
 
-    passes = (LowerGraphToTilePass, TokenDcePass, LowerTileToLoopsPass, CpuPipelinePass)
+    passes = (
+        FuseElementwisePass, LowerGraphToTilePass, TokenDcePass, LowerTileToLoopsPass, CpuPipelinePass,
+    )
     return {p.name: (lambda p=p: p) for p in passes}
 
 

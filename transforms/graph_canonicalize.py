@@ -118,8 +118,10 @@ class FoldConstantOperands(RewritePattern):
         if np.prod(result_type.get_shape()) > FOLD_ELEMENT_LIMIT:
             return
         operands = [dense_to_numpy(v.owner.value) for v in op.operands]
+        if len(op.results) != 1:
+            return
         try:
-            value = evaluate(op, operands)
+            (value,) = evaluate(op, operands)
         except ExecutionError:
             return
         folded = graph.ConstantOp.make([], value=numpy_to_dense(value, result_type))

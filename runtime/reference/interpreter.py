@@ -62,16 +62,29 @@ def check_inputs(function: func.FuncOp, args: Sequence[object]) -> list[np.ndarr
     return arrays
 
 
-def evaluate(op: Operation, operands: list[np.ndarray]) -> np.ndarray:
-    """One graph op on numpy operands, via its registered reference semantics."""
+def evaluate(op: Operation, operands: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """One graph op on numpy operands, via its registered reference semantics; one array
+    per result. f16/bf16 operands are computed in f32 and each result rounded once."""
     reference = op_info(op).reference
     if reference is None:
         raise IRError(f"{location_prefix(op)}error: '{op.name}' has no reference semantics")
-    result_dtype = tensor_dtype(op.results[0].type)
     widened = [a.astype(np.float32) if a.dtype in LOW_PRECISION else a for a in operands]
     with np.errstate(all="ignore"):
-        result = np.asarray(reference(op, *widened))
-    return result.astype(result_dtype, copy=False)
+        produced = reference(op, *widened)
+    results = produced if isinstance(produced, tuple) else (produced,)
+    return tuple(
+        np.asarray(r).astype(tensor_dtype(v.type), copy=False) for r, v in zip(results, op.results)
+    )
+
+
+def run_block(block, operands: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """The values yielded by a region body (graph.fused) for these block arguments."""
+    values: dict[SSAValue, np.ndarray] = dict(zip(block.args, operands))
+    for op in block.ops:
+        if op is block.last_op:
+            return tuple(values[v] for v in op.operands)
+        values.update(zip(op.results, evaluate(op, [values[v] for v in op.operands])))
+    raise IRError("a region body has no terminator")
 
 
 def run_function(module: ModuleOp, function: func.FuncOp, args: Sequence[object]):
@@ -87,7 +100,7 @@ def run_function(module: ModuleOp, function: func.FuncOp, args: Sequence[object]
             results = run_function(module, callee, operands)
         else:
             try:
-                results = (evaluate(op, operands),)
+                results = evaluate(op, operands)
             except ExecutionError as e:
                 raise ExecutionError(f"{location_prefix(op)}{e}") from None
         values.update(zip(op.results, results))

@@ -232,6 +232,13 @@ def cross_entropy(op: graph.CrossEntropyOp, logits: np.ndarray, labels: np.ndarr
     return -np.mean(picked, dtype=logits.dtype)
 
 
+@register_reference(graph.FusedOp)
+def fused(op: graph.FusedOp, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+    from strata.runtime.reference.interpreter import run_block
+
+    return run_block(op.body.block, inputs)
+
+
 @register_reference(graph.ReshapeOp)
 def reshape(op: graph.ReshapeOp, x: np.ndarray) -> np.ndarray:
     return x.reshape(op.result.type.get_shape())

@@ -1,0 +1,49 @@
+// cpu-pipeline = canonicalize, cse, fuse-elementwise, lower-graph-to-tile, token-dce,
+// lower-tile-to-loops: the graph is simplified first (neg(neg(x)) folds to x, the duplicate
+// exp is merged), the surviving elementwise ops fuse into one kernel, and the result is
+// loops-level: the kernel is a func.func carrying tile.grid; the program keeps its buffer
+// and launch.
+// RUN: strata-opt %s -p cpu-pipeline | filecheck %s
+// RUN: strata-opt %s -p cpu-pipeline | filecheck %s --check-prefix=LOOPS
+
+func.func @f(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = "graph.neg"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.neg"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = "graph.exp"(%y) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %3 = "graph.exp"(%y) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %4 = "graph.add"(%1, %2) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %5 = "graph.mul"(%4, %3) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %5 : tensor<4x8xf32>
+}
+
+// One fused kernel: exp computed once per element, feeding both the add and the mul.
+// CHECK-LABEL: func.func @f(%x: memref<32xf32>, %y: memref<32xf32>) -> memref<32xf32> {
+// CHECK-NEXT:    [[P:%[0-9a-z_]+]] = tile.buffer : memref<32xf32>
+// CHECK-NEXT:    tile.launch @f_fused_0(%y, %x, [[P]]) : memref<32xf32>, memref<32xf32>, memref<32xf32>
+// CHECK-NEXT:    func.return [[P]] : memref<32xf32>
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.func @f_fused_0({{%[0-9a-z_]+}}: memref<32xf32>, {{%[0-9a-z_]+}}: memref<32xf32>, {{%[0-9a-z_]+}}: memref<32xf32>, [[B:%[0-9a-z_]+]]: index, [[E:%[0-9a-z_]+]]: index) -> i32 attributes {tile.grid = array<i64: 1, 1>} {
+// CHECK:         scf.for {{%[0-9a-z_]+}} = [[B]] to [[E]] step
+// CHECK:             [[Y:%[0-9a-z_]+]] = memref.load
+// CHECK:             [[X:%[0-9a-z_]+]] = memref.load
+// CHECK-NEXT:        [[EXP:%[0-9a-z_]+]] = math.exp [[Y]] : f32
+// CHECK-NEXT:        [[SUM:%[0-9a-z_]+]] = arith.addf [[X]], [[EXP]] : f32
+// CHECK-NEXT:        [[PRODUCT:%[0-9a-z_]+]] = arith.mulf [[SUM]], [[EXP]] : f32
+// CHECK-NOT:         math.exp
+// CHECK:             memref.store [[PRODUCT]]
+// CHECK:         func.return {{%[0-9a-z_]+}} : i32
+// CHECK-NEXT:  }
+// CHECK-NEXT:  }
+// CHECK-NOT:   func.func
+
+// Nothing of the graph or tile-kernel level is left, and the folded negations produced
+// no kernel (the exact function list above shows a single fused kernel).
+// LOOPS-NOT:   arith.negf
+// LOOPS-NOT:   graph.
+// LOOPS-NOT:   tensor<
+// LOOPS-NOT:   tile.kernel
+// LOOPS-NOT:   {{tile\.(program_id|make_tensor_view|make_partition_view|load_view_tko|store_view_tko|map|yield|reduce|broadcast|iota|mma|return)}}
+// LOOPS-NOT:   token.
+// LOOPS-NOT:   !tile.
+// LOOPS-NOT:   _neg_
+// LOOPS-NOT:   arith.negf

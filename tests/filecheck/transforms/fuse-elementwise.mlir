@@ -1,0 +1,102 @@
+// RUN: strata-opt %s -p fuse-elementwise --split-input-file | filecheck %s
+
+// A chain with a broadcast operand becomes one graph.fused with one result.
+// CHECK-LABEL: func.func @chain
+// CHECK-NEXT:    %[[F:.*]] = graph.fused %x, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT:    ^{{.*}}(%[[X:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8xf32>):
+// CHECK-NEXT:      %[[S:.*]] = graph.add %[[X]], %[[B]]
+// CHECK-NEXT:      %[[R:.*]] = graph.relu %[[S]]
+// CHECK-NEXT:      %[[T:.*]] = graph.tanh %[[R]]
+// CHECK-NEXT:      graph.yield %[[T]] : tensor<4x8xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[F]]
+func.func @chain(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = "graph.add"(%x, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.relu"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = "graph.tanh"(%1) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %2 : tensor<4x8xf32>
+}
+
+// -----
+
+// An intermediate also used outside the group becomes a second result (computed once),
+// not a duplicated computation in two groups.
+// CHECK-LABEL: func.func @multi_output
+// CHECK-NEXT:    %[[F0:[0-9a-z_]+]], %[[F1:[0-9a-z_]+]] = graph.fused %x : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK:           graph.yield
+// CHECK:         graph.matmul %[[F0]], %w
+// CHECK-NOT:     graph.exp
+// CHECK:         func.return
+func.func @multi_output(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = "graph.exp"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.matmul"(%0, %w) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %2 = "graph.neg"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %1, %2 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Fusing %3 into the group of %0 would make the group depend on itself through the
+// matmul: the group stays {%0, %1}; %3 stays alone (a single op is never wrapped).
+// CHECK-LABEL: func.func @no_cycle
+// CHECK-NEXT:    %[[F0:[0-9a-z_]+]], %[[F1:[0-9a-z_]+]] = graph.fused %x
+// CHECK:         %[[M:.*]] = graph.matmul %[[F0]], %w
+// CHECK-NEXT:    graph.add %[[M]], %[[F1]]
+// CHECK-NEXT:    func.return
+func.func @no_cycle(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %0 = "graph.exp"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.tanh"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = "graph.matmul"(%0, %w) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %3 = "graph.add"(%2, %1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %3 : tensor<4x8xf32>
+}
+
+// -----
+
+// dropout is a barrier: the ops before and after it fuse separately, it stays outside.
+// CHECK-LABEL: func.func @dropout_barrier
+// CHECK-NEXT:    %[[A:.*]] = graph.fused %x
+// CHECK:         %[[D:.*]] = graph.dropout %[[A]]
+// CHECK-NEXT:    %[[B:.*]] = graph.fused %[[D]]
+// CHECK-NOT:       graph.dropout
+// CHECK:         func.return %[[B]]
+func.func @dropout_barrier(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %0 = "graph.exp"(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %1 = "graph.neg"(%0) : (tensor<16xf32>) -> tensor<16xf32>
+  %2 = "graph.dropout"(%1) <{p = 0.5 : f64, seed = 3 : i64}> : (tensor<16xf32>) -> tensor<16xf32>
+  %3 = "graph.abs"(%2) : (tensor<16xf32>) -> tensor<16xf32>
+  %4 = "graph.sqrt"(%3) : (tensor<16xf32>) -> tensor<16xf32>
+  func.return %4 : tensor<16xf32>
+}
+
+// -----
+
+// Results of different shapes do not share a kernel: the [8] exp stays apart from the
+// [4, 8] chain (it would be recomputed per row otherwise).
+// CHECK-LABEL: func.func @shapes_differ
+// CHECK-NEXT:    %[[E:.*]] = graph.exp %b : (tensor<8xf32>) -> tensor<8xf32>
+// CHECK-NEXT:    %[[F:.*]] = graph.fused %x, %[[E]]
+// CHECK:         func.return %[[F]]
+func.func @shapes_differ(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = "graph.exp"(%b) : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = "graph.mul"(%x, %0) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %2 = "graph.relu"(%1) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %2 : tensor<4x8xf32>
+}
+
+// -----
+
+// An input defined after the group's first member: the fused op moves after it, and the
+// non-elementwise op using the first member's value moves after the fused op.
+// CHECK-LABEL: func.func @reordered
+// CHECK:         %[[S:.*]] = graph.reduce_sum %y
+// CHECK-NEXT:    %[[F0:[0-9a-z_]+]], %[[F1:[0-9a-z_]+]] = graph.fused %x, %[[S]]
+// CHECK:         graph.reduce_max %[[F0]]
+// CHECK:         func.return
+func.func @reordered(%x: tensor<4xf32>, %y: tensor<2x4xf32>) -> (tensor<4xf32>, tensor<f32>) {
+  %0 = "graph.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = "graph.reduce_max"(%0) <{axes = array<i64: 0>}> : (tensor<4xf32>) -> tensor<f32>
+  %2 = "graph.reduce_sum"(%y) <{axes = array<i64: 0>}> : (tensor<2x4xf32>) -> tensor<4xf32>
+  %3 = "graph.add"(%0, %2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %3, %1 : tensor<4xf32>, tensor<f32>
+}

@@ -1,0 +1,171 @@
+"""`fuse-elementwise`: maximal groups of elementwise ops become one `graph.fused` op.
+
+Before (4 kernels):
+
+    %0 = graph.mul %x, %a : ...
+    %1 = graph.add %0, %b : ...
+    %2 = graph.relu %1 : ...
+    %3 = graph.matmul %2, %w : ...
+    %4 = graph.tanh %1 : ...
+
+After (2 kernels; %1 is computed once per element, the group has two outputs):
+
+    %f:2 = graph.fused %x, %a, %b : (...) -> (tensor<..>, tensor<..>) {
+    ^bb0(%x1, %a1, %b1):
+      %0 = graph.mul %x1, %a1 ...   %1 = graph.add %0, %b1 ...
+      %2 = graph.relu %1 ...        %4 = graph.tanh %1 ...
+      graph.yield %2, %4
+    }
+    %3 = graph.matmul %f#0, %w : ...
+
+Rules: members are elementwise ops (broadcasting operands included) whose results all
+have one shape; graph.dropout is a barrier (its random stream is never merged or moved);
+an op joins a group only if that creates no cycle (the group does not depend on the op's
+operands through an op outside it). A value used outside its group becomes a result.
+Numerics are unchanged: each op keeps its own scalar rule and rounding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from strata.dialects import graph
+
+
+def fusible(op: Operation) -> bool:
+    return isinstance(op, graph.ElementwiseOp) and not isinstance(op, graph.DropoutOp)
+
+
+@dataclass
+class Grouping:
+    """Union-find over fusible ops. `through_outside[v]` holds the groups a value depends
+    on through some op outside them; `group_deps[root]` the same for a whole group.
+    Merging two groups where one depends on the other that way would create a cycle."""
+
+    parent: dict[Operation, Operation] = field(default_factory=dict)
+    through_outside: dict[SSAValue, set[Operation]] = field(default_factory=dict)
+    group_deps: dict[Operation, set[Operation]] = field(default_factory=dict)
+
+    def find(self, op: Operation) -> Operation:
+        while self.parent[op] is not op:
+            self.parent[op] = self.parent[self.parent[op]]
+            op = self.parent[op]
+        return op
+
+    def roots(self, ops) -> set[Operation]:
+        return {self.find(g) for g in ops}
+
+    def group_of(self, value: SSAValue) -> Operation | None:
+        owner = value.owner
+        return self.find(owner) if owner in self.parent else None
+
+    def visit(self, op: Operation) -> None:
+        reached = set().union(*(self.through_outside.get(v, set()) for v in op.operands))
+        if not fusible(op):
+            direct = {g for v in op.operands if (g := self.group_of(v)) is not None}
+            for r in op.results:
+                self.through_outside[r] = reached | direct
+            return
+        self.parent[op] = op
+        self.group_deps[op] = set(reached)
+        for value in op.operands:
+            candidate, root = self.group_of(value), self.find(op)
+            if candidate is None or candidate is root or not self.same_shape(candidate, op):
+                continue
+            if candidate in self.roots(self.group_deps[root]) or root in self.roots(self.group_deps[candidate]):
+                continue
+            self.parent[root] = candidate
+            self.group_deps[candidate] |= self.group_deps.pop(root)
+        for r in op.results:
+            self.through_outside[r] = reached
+
+    @staticmethod
+    def same_shape(group: Operation, op: Operation) -> bool:
+        return group.results[0].type.get_shape() == op.results[0].type.get_shape()
+
+
+def fuse_block(block: Block) -> None:
+    grouping = Grouping()
+    ops = list(block.ops)
+    for op in ops:
+        grouping.visit(op)
+    members: dict[Operation, list[Operation]] = {}
+    for op in ops:
+        if op in grouping.parent:
+            members.setdefault(grouping.find(op), []).append(op)
+    order = {op: i for i, op in enumerate(ops)}
+    for group in members.values():
+        if len(group) > 1 and group_outputs(group):
+            order[replace_with_fused(block, group)] = order[group[0]]
+    stable_topological_sort(block, order)
+
+
+def group_outputs(group: list[Operation]) -> list[SSAValue]:
+    """Member results used outside the group (a group nobody uses is left to dce)."""
+    inside = set(group)
+    return [r for op in group for r in op.results if any(u.operation not in inside for u in r.uses)]
+
+
+def replace_with_fused(block: Block, group: list[Operation]) -> graph.FusedOp:
+    inside = set(group)
+    inputs: list[SSAValue] = []
+    for op in group:
+        for v in op.operands:
+            if v.owner not in inside and v not in inputs:
+                inputs.append(v)
+    outputs = group_outputs(group)
+    body = Block(arg_types=[v.type for v in inputs])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args))
+    for op in group:
+        clone = op.clone(value_mapper=mapping)
+        body.add_op(clone)
+        mapping.update(zip(op.results, clone.results))
+    body.add_op(graph.YieldOp(*(mapping[r] for r in outputs)))
+    fused = graph.FusedOp(inputs, [r.type for r in outputs], Region(body))
+    block.insert_op_before(fused, group[0])
+    for old, new in zip(outputs, fused.outputs):
+        old.replace_all_uses_with(new)
+    for op in reversed(group):
+        block.erase_op(op)
+    return fused
+
+
+def stable_topological_sort(block: Block, order: dict[Operation, int]) -> None:
+    """Reorder so every op follows its operands' definitions, otherwise keeping the
+    original order (a fused op may need to move after an input defined later)."""
+    ops = list(block.ops)
+    placed: set[Operation] = set()
+    result: list[Operation] = []
+
+    def place(op: Operation) -> None:
+        if op in placed:
+            return
+        placed.add(op)
+        for v in op.operands:
+            if isinstance(v.owner, Operation) and v.owner.parent_block() is block:
+                place(v.owner)
+        result.append(op)
+
+    for op in sorted(ops, key=lambda o: order[o]):
+        place(op)
+    for op in ops:
+        op.detach()
+    block.add_ops(result)
+
+
+@dataclass(frozen=True)
+class FuseElementwisePass(ModulePass):
+    """Fuse maximal DAGs of elementwise ops (see module docstring)."""
+
+    name = "fuse-elementwise"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in op.walk():
+            if isinstance(function, func.FuncOp) and function.body.blocks:
+                fuse_block(function.body.block)
