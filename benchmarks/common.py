@@ -68,10 +68,12 @@ def print_header(title: str) -> None:
             model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
     except OSError:
         model = ""
-    print(f"# {title}")
     load = os.getloadavg()[0]  # other work on the machine skews every column
-    print(f"machine: {processor} {model}".rstrip() + f", {os.cpu_count()} cores, {platform.system()}, "
-          f"1-min load average {load:.2f}")
+    print(f"# {title}")
+    print(
+        f"machine: {' '.join(filter(None, (processor, model)))}, {os.cpu_count()} cores, "
+        f"{platform.system()}, 1-min load average {load:.2f}"
+    )
     print(f"python {platform.python_version()}, numpy {np.__version__}")
     threads = [f"{k}={os.environ[k]}" for k in THREAD_VARIABLES if k in os.environ]
     print(f"command: {shlex.join([*threads, sys.executable, *sys.argv])}")

@@ -23,6 +23,7 @@ PROVIDERS = (
     "strata.lowering.scalar_rules",
     "strata.lowering.graph_to_tile",
     "strata.lowering.graph_to_tile_rows",
+    "strata.transforms.vjp_rules",
 )
 """Modules that register facts; imported on first lookup."""
 
@@ -34,6 +35,8 @@ class OpInfo:
     """(emitter, op, operand elements) -> result element, as arith/math ops."""
     tile_lowering: Callable[..., object] | None = None
     """(op, lowering context) -> emits the op's tile kernels and launches."""
+    vjp: Callable | None = None
+    """(VjpContext) -> one cotangent (or None) per operand: the op's reverse-mode rule."""
 
 
 _REGISTRY: dict[type[Operation], OpInfo] = {}
@@ -65,6 +68,8 @@ register_scalar = _registrar("scalar")
 """Decorator: the arith/math rule computing one element of an elementwise op."""
 register_tile_lowering = _registrar("tile_lowering")
 """Decorator: how an op becomes tile kernels."""
+register_vjp = _registrar("vjp")
+"""Decorator: the vector-Jacobian product of each of the given op types."""
 
 
 def op_info(op: Operation | type[Operation]) -> OpInfo:

@@ -32,14 +32,25 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, ModuleOp, TensorType, f32, f64, i1, i64
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseArrayBase,
+    Float16Type,
+    ModuleOp,
+    TensorType,
+    UnitAttr,
+    f32,
+    f64,
+    i1,
+    i64,
+)
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import op_info, register_tile_lowering
-from strata.dialects.tile_types import MAX_TILE_DIM, TensorViewType, TileType
+from strata.dialects.tile_types import MAX_TILE_DIM, TensorViewType, TileType, element_bytes
 from strata.errors import StrataError
 from strata.ir import location_prefix
 from strata.lowering.scalar_rules import Emitter, emit_scalar
@@ -87,9 +98,20 @@ class ProgramLowering:
         self.kernels += 1
         return f"{self.function_name}_{label}_{self.kernels - 1}"
 
-    def launch(self, kernel: KernelBuilder, args: Sequence[SSAValue]) -> None:
-        self.module.body.block.add_op(kernel.finish())
+    def launch(self, kernel: KernelBuilder, args: Sequence[SSAValue], in_place: Sequence[int] = ()) -> None:
+        """Add the kernel and launch it; `in_place` lists inputs whose elements it reads at
+        exactly the positions it writes (the planner may give the output their memory)."""
+        finished = kernel.finish()
+        if in_place:
+            finished.attributes["tile.in_place"] = DenseArrayBase.from_list(i64, list(in_place))
+        self.module.body.block.add_op(finished)
         self.body.add_op(tile.LaunchOp(kernel.name, args))
+
+    @staticmethod
+    def mark_workspace(buffer: SSAValue) -> SSAValue:
+        """A buffer only the op's own next kernel reads (planned in the workspace arena)."""
+        buffer.owner.attributes["tile.workspace"] = UnitAttr()
+        return buffer
 
 
 ELEMENTWISE_OPS = tuple(
@@ -114,7 +136,7 @@ def lower_elementwise(op: Operation, p: ProgramLowering) -> None:
     result = k.map(tiles, out_type.element_type, lambda block, elements: emit_scalar(op, block, elements))
     out_view = TensorViewType(shape, out_type.element_type, contiguous_strides(shape))
     k.store(result, k.partition(len(inputs), out_view, tile_shape), k.program_ids)
-    p.launch(k, [*inputs, out])
+    p.launch(k, [*inputs, out], same_layout_inputs(op.operands, out_type))
     p.bind(op.results[0], out)
 
 
@@ -148,9 +170,18 @@ def lower_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
         value = k.map(tiles, element, scalar_body)
         view = TensorViewType(shape, element, contiguous_strides(shape))
         k.store(value, k.partition(len(inputs) + index, view, tile_shape), k.program_ids)
-    p.launch(k, [*inputs, *outputs])
+    p.launch(k, [*inputs, *outputs], same_layout_inputs(op.inputs, op.outputs[-1].type))
     for result, buffer in zip(op.outputs, outputs):
         p.bind(result, buffer)
+
+
+def same_layout_inputs(operands: Sequence[SSAValue], out_type: TensorType) -> list[int]:
+    """Operands laid out exactly like the result (same shape and element size)."""
+    size = element_bytes(out_type.element_type)
+    return [
+        i for i, v in enumerate(operands)
+        if shape_of(v.type) == shape_of(out_type) and element_bytes(v.type.element_type) == size
+    ]  # fmt: skip
 
 
 @register_tile_lowering(graph.ConstantOp)

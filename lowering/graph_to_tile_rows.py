@@ -191,6 +191,8 @@ def lower_reduction(op: Operation, p: ProgramLowering) -> None:
         last = i == len(axes) - 1
         scale = 1.0 / count if last and isinstance(op, graph.ReduceMeanOp) else None
         buffer = reduce_axis(op, p, buffer, shape, axis, element, scale)
+        if not last:
+            p.mark_workspace(buffer)
         del shape[axis]
     p.bind(op.results[0], buffer)
 
@@ -243,7 +245,10 @@ def lower_attention(op: graph.AttentionOp, p: ProgramLowering) -> None:
         p, "attention_scores", (p.buffer_of(op.q), q), (p.buffer_of(op.k), k),
         scores_type, False, True, params["scale"],
     )  # fmt: skip
-    probabilities = softmax_kernel(p, "attention_softmax", scores, scores_type, -1, causal=params["causal"])
+    p.mark_workspace(scores)
+    probabilities = p.mark_workspace(
+        softmax_kernel(p, "attention_softmax", scores, scores_type, -1, causal=params["causal"])
+    )
     out = matmul_kernel(
         p, "attention_values", (probabilities, scores_type), (p.buffer_of(op.v), v),
         op.result.type, False, False, 1.0,
@@ -309,7 +314,7 @@ def lower_cross_entropy(op: graph.CrossEntropyOp, p: ProgramLowering) -> None:
     element = logits_type.element_type
     layout = RowLayout.of((n, classes), 1, p.cost.elements)
     logits, labels = p.buffer_of(op.logits), p.buffer_of(op.labels)
-    losses = p.new_buffer(TensorType(element, [n]))
+    losses = p.mark_workspace(p.new_buffer(TensorType(element, [n])))
     row = RowKernel(op, p, layout, [logits, labels, losses], element)
     k = row.k
     x = k.partition(0, layout.view(element), layout.tile)

@@ -529,11 +529,13 @@ def declare_function(llvm_module: ir.Module, func_op: func.FuncOp) -> ir.Functio
     arguments = [argument_type(t) for t in signature.inputs]
     function = ir.Function(llvm_module, ir.FunctionType(result, arguments), name)
     function.attributes.add("nounwind")
-    for argument in function.args:
-        if argument.type == POINTER:
-            # The contract: memref arguments never overlap. Without this the
-            # vectorizer has to version every loop with runtime overlap checks.
-            argument.add_attribute("noalias")
+    # The contract: memref arguments never overlap (without noalias the vectorizer has
+    # to version every loop with overlap checks), except in a kernel the memory planner
+    # runs in place (tile.aliased): there an input and the output share memory.
+    if "tile.aliased" not in func_op.attributes:
+        for argument in function.args:
+            if argument.type == POINTER:
+                argument.add_attribute("noalias")
     if func_op.sym_visibility is not None and func_op.sym_visibility.data == "private":
         function.linkage = "internal"
     return function

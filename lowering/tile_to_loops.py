@@ -199,6 +199,8 @@ class KernelLowering:
         )
         if self.error_messages:
             function.attributes["tile.error"] = StringAttr("; ".join(self.error_messages))
+        if "tile.in_place" in kernel.attributes:
+            function.attributes["tile.in_place"] = kernel.attributes["tile.in_place"]
         return function
 
     def fail_status(self) -> SSAValue:

@@ -3,8 +3,8 @@
     exe = CpuExecutable(module, entry=None)      # lower, JIT, allocate every buffer once
     outs = exe(x, w)                             # launches kernels; allocates nothing
 
-Binding allocates one 64-byte-aligned numpy buffer per `tile.buffer` of the program (the
-memory planner will replace these with arena offsets). Executing walks the program's
+Binding allocates each arena of the memory plan (plan-memory) once, 64-byte aligned, and
+views every `tile.buffer` at its planned offset. Executing walks the program's
 launch list and calls each kernel's JIT-compiled function on buffer pointers. A launch
 whose grid has several points and enough bytes runs on all cores: the runtime splits the
 grid range [0, G) into one chunk per worker and calls the kernel from a thread pool
@@ -29,13 +29,14 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from strata.dialects import tile
-from strata.errors import ExecutionError
+from strata.errors import ExecutionError, InputError
 from strata.lowering.loops_to_llvm import translate_module
 from strata.lowering.tile_to_loops import kernel_functions
 from strata.pipelines import run_pipeline
 from strata.runtime.dtypes import dense_to_numpy, numpy_dtype
 from strata.runtime.jit import JitModule
 from strata.runtime.reference.interpreter import check_inputs, find_entry
+from strata.transforms.plan_memory import read_plan
 
 CPU_PIPELINE = "cpu-pipeline"
 ALIGNMENT = 64
@@ -72,8 +73,16 @@ class Launch:
     """What a nonzero status means (the kernel's tile.check messages)."""
 
 
+def allocate_arenas(sizes: dict[str, int]) -> dict[str, np.ndarray]:
+    """One 64-byte-aligned byte array per non-empty arena."""
+    return {name: aligned_empty(size, np.dtype(np.uint8)) for name, size in sizes.items() if size}
+
+
 class CpuExecutable:
-    def __init__(self, module: ModuleOp, entry: str | None = None, pipeline: str | None = None):
+    """A program lowered through cpu-pipeline and JIT-compiled; `bind` (done at
+    construction unless `bind=False`) gives it arenas, after which calls allocate nothing."""
+
+    def __init__(self, module: ModuleOp, entry: str | None = None, pipeline: str | None = None, bind: bool = True):
         self.signature = find_entry(module, entry).clone()
         lowered = module.clone()
         if pipeline:
@@ -81,27 +90,42 @@ class CpuExecutable:
         run_pipeline(lowered, CPU_PIPELINE)
         self.module = lowered
         self.jit = jit_kernels(lowered)
-        program = find_entry(lowered, entry)
+        self.program = find_entry(lowered, entry)
+        self.plan = read_plan(self.program)
         self.workers = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
-        self._bind(program)
+        if bind:
+            self.bind(allocate_arenas(self.plan["arenas"]))
 
-    def _bind(self, program: func.FuncOp) -> None:
-        """Allocate every buffer once and resolve every launch to a function pointer."""
-        block = program.body.block
+    def input_shapes(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(tuple(t.get_shape()) for t in self.signature.function_type.inputs.data)
+
+    def bind(self, arenas: dict[str, np.ndarray]) -> None:
+        """View every buffer at its planned offset in `arenas` (each at least the plan's
+        size; several executables may share arenas if they never run at the same time)
+        and resolve every launch to a function pointer."""
+        self.arenas = arenas
+        block = self.program.body.block
         slots = {arg: i for i, arg in enumerate(block.args)}
         self.storage: list[np.ndarray | None] = [None] * len(block.args)
         self.launches: list[Launch] = []
         for op in block.ops:
             if isinstance(op, tile.BufferOp):
-                buffer = aligned_empty(op.result.type.get_shape()[0], numpy_dtype(op.result.type.element_type))
-                if op.init is not None:
-                    buffer[...] = dense_to_numpy(op.init).reshape(-1)
                 slots[op.result] = len(self.storage)
-                self.storage.append(buffer)
+                self.storage.append(self._planned_view(op))
             elif isinstance(op, tile.LaunchOp):
                 self.launches.append(self._launch(op, [slots[a] for a in op.args]))
             elif isinstance(op, func.ReturnOp):
                 self.results = [slots[v] for v in op.arguments]
+
+    def _planned_view(self, op: tile.BufferOp) -> np.ndarray:
+        dtype = numpy_dtype(op.result.type.element_type)
+        count = op.result.type.get_shape()[0]
+        offset = op.attributes["tile.offset"].value.data
+        arena = self.arenas[op.attributes["tile.arena"].data]
+        view = arena[offset : offset + count * dtype.itemsize].view(dtype)
+        if op.init is not None:
+            view[...] = dense_to_numpy(op.init).reshape(-1)
+        return view
 
     def _launch(self, op: tile.LaunchOp, buffers: list[int]) -> Launch:
         name = op.kernel.string_value()
@@ -145,3 +169,35 @@ class CpuExecutable:
             statuses = [f.result() for f in futures]
         if any(statuses):
             raise ExecutionError(launch.error)
+
+
+OWN_ARENAS = ("params",)
+"""Arenas each bucket keeps to itself: its constants are written once, at bind time."""
+
+
+class CpuProfiles:
+    """One program compiled for several shape buckets (e.g. sequence lengths), sharing one
+    set of arenas sized for the largest: a call goes to the bucket matching its input
+    shapes, with no re-planning and no allocation when buckets switch (seed 000 §6.3).
+    Constants (the params arena) stay per bucket."""
+
+    def __init__(self, executables: list[CpuExecutable]):
+        sizes: dict[str, int] = {}
+        for exe in executables:
+            for name, size in exe.plan["arenas"].items():
+                if name not in OWN_ARENAS:
+                    sizes[name] = max(sizes.get(name, 0), size)
+        self.arenas = allocate_arenas(sizes)
+        self.buckets = {}
+        for exe in executables:
+            own = allocate_arenas({name: exe.plan["arenas"][name] for name in OWN_ARENAS})
+            exe.bind({**self.arenas, **own})
+            self.buckets[exe.input_shapes()] = exe
+
+    def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
+        shapes = tuple(np.shape(a) for a in args)
+        bucket = self.buckets.get(shapes)
+        if bucket is None:
+            known = "; ".join(str(list(map(list, k))) for k in self.buckets)
+            raise InputError(f"no profile for input shapes {[list(s) for s in shapes]} (profiles: {known})")
+        return bucket(*args)

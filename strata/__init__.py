@@ -10,7 +10,7 @@
 """
 
 from strata import builder as ops
-from strata.api import Executable, compile, interpret
+from strata.api import Executable, compile, compile_profiles, interpret
 from strata.builder import Graph, Tensor, build_module
 from strata.errors import BuildError, ExecutionError, InputError, IRError, StrataError
 from strata.ir import parse_module
@@ -27,6 +27,7 @@ __all__ = [
     "InputError",
     "StrataError",
     "compile",
+    "compile_profiles",
     "interpret",
     "parse_module",
 ]

@@ -32,6 +32,8 @@ class Executable:
     entry: str | None
     target: str
     run: Callable[..., tuple[np.ndarray, ...]]
+    plan: dict | None = None
+    """The memory plan (spec/interfaces.md JSON) of compiled targets."""
 
     def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
         return self.run(*args)
@@ -50,7 +52,7 @@ def compile(
         from strata.runtime.cpu import CpuExecutable
 
         executable = CpuExecutable(module, entry, pipeline)
-        return Executable(executable.module, entry, target, executable)
+        return Executable(executable.module, entry, target, executable, executable.plan)
     if target in TARGETS_NOT_YET:
         raise TargetUnavailableError(
             f"target '{target}' is not available yet: it arrives with {TARGETS_NOT_YET[target]}; "
@@ -66,3 +68,11 @@ def compile(
     return Executable(
         module, entry, target, lambda *args: interpreter.run_function(module, function, args)
     )
+
+
+def compile_profiles(modules_or_texts, entry: str | None = None, pipeline: str | None = None):
+    """Compile one program for several shape buckets (one module per bucket) for the CPU;
+    calls route by input shapes and share one set of arenas (no allocation on switching)."""
+    from strata.runtime.cpu import CpuExecutable, CpuProfiles
+
+    return CpuProfiles([CpuExecutable(as_module(m), entry, pipeline, bind=False) for m in modules_or_texts])

@@ -157,7 +157,7 @@ def test_run_time_failure_exits_1(tmp_path):
     "args, fragment",
     [
         (["--target", "cuda"], "target 'cuda' is not available yet"),
-        (["--plan-json", "plan.json"], "--plan-json is not available yet"),
+        (["--target", "reference", "--plan-json", "plan.json"], "need a compiled target"),
         (["--entry", "nope"], "no function @nope"),
         (["--repeat", "0", "--timing"], "--repeat must be >= 1"),
     ],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -14,8 +15,10 @@ from xdsl.dialects.builtin import TensorType
 import strata
 from strata.check import compare
 from strata.errors import InputError, StrataError
+from strata.gradcheck import check_gradients
 from strata.runtime.dtypes import tensor_dtype
 from strata.runtime.reference.interpreter import argument_label, find_entry
+from strata.runtime.plan_picture import plan_svg
 from strata.tools.diagnostics import EXIT_OK, EXIT_RUNTIME, run_reporting_errors
 
 
@@ -31,7 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="compare with the reference")
     p.add_argument("--repeat", type=int, default=1, help="timed runs after one warm-up")
     p.add_argument("--timing", action="store_true", help="print compile and median run time")
-    p.add_argument("--plan-json", help="write the memory plan (compiled targets only)")
+    p.add_argument("--plan-json", help="write the memory plan as JSON (compiled targets)")
+    p.add_argument("--plan-svg", help="draw the memory plan as an SVG picture (compiled targets)")
+    p.add_argument("--check-grad", action="store_true",
+                   help="check @ENTRY_grad (made by autodiff if missing) against f64 finite "
+                   "differences; exit 1 if the worst relative error exceeds 1e-6")  # fmt: skip
     return p
 
 
@@ -81,18 +88,26 @@ def summarize(index: int, value: np.ndarray) -> str:
 def run(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
     name = "stdin" if args.file == "-" else args.file
-    if args.plan_json:
-        raise StrataError("--plan-json is not available yet: it arrives with memory planning (plan-memory)")
+    if (args.plan_json or args.plan_svg) and args.target == "reference":
+        raise StrataError("--plan-json/--plan-svg need a compiled target (--target cpu)")
     if args.repeat < 1:
         raise StrataError(f"--repeat must be >= 1, got {args.repeat}")
     module = strata.parse_module(text, name)
     function = find_entry(module, args.entry)
     inputs = load_inputs(function, args.inputs, args.seed)
+    if args.check_grad:
+        report = check_gradients(module, args.entry, args.seed, inputs=inputs if args.inputs else None)
+        print(report)
+        return EXIT_OK if report.ok() else EXIT_RUNTIME
 
     start = time.perf_counter()
     exe = strata.compile(module, target=args.target, entry=args.entry, pipeline=args.pipeline)
     compile_seconds = time.perf_counter() - start
 
+    if args.plan_json:
+        Path(args.plan_json).write_text(json.dumps(exe.plan, indent=2))
+    if args.plan_svg:
+        Path(args.plan_svg).write_text(plan_svg(exe.plan))
     results = exe(*inputs)
     times = []
     for _ in range(args.repeat if args.timing else 0):

@@ -1,5 +1,5 @@
 // cpu-pipeline = canonicalize, cse, fuse-elementwise, lower-graph-to-tile, token-dce,
-// lower-tile-to-loops: the graph is simplified first (neg(neg(x)) folds to x, the duplicate
+// lower-tile-to-loops, plan-memory, verify-memory-plan: the graph is simplified first (neg(neg(x)) folds to x, the duplicate
 // exp is merged), the surviving elementwise ops fuse into one kernel, and the result is
 // loops-level: the kernel is a func.func carrying tile.grid; the program keeps its buffer
 // and launch.
@@ -17,12 +17,13 @@ func.func @f(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
 }
 
 // One fused kernel: exp computed once per element, feeding both the add and the mul.
-// CHECK-LABEL: func.func @f(%x: memref<32xf32>, %y: memref<32xf32>) -> memref<32xf32> {
-// CHECK-NEXT:    [[P:%[0-9a-z_]+]] = tile.buffer : memref<32xf32>
+// CHECK-LABEL: func.func @f(%x: memref<32xf32>, %y: memref<32xf32>) -> memref<32xf32>
+// CHECK-SAME:    attributes {tile.plan = {alignment = 64 : i64, kernels = 1 : i64, naive_bytes = 0 : i64, arenas = {params = 0 : i64, activations = 0 : i64, workspace = 0 : i64, grads = 0 : i64, external = 128 : i64}}} {
+// CHECK-NEXT:    [[P:%[0-9a-z_]+]] = tile.buffer {tile.arena = "external", tile.offset = 0 : i64, tile.live = array<i64: 0, 1>} : memref<32xf32>
 // CHECK-NEXT:    tile.launch @f_fused_0(%y, %x, [[P]]) : memref<32xf32>, memref<32xf32>, memref<32xf32>
 // CHECK-NEXT:    func.return [[P]] : memref<32xf32>
 // CHECK-NEXT:  }
-// CHECK-NEXT:  func.func @f_fused_0({{%[0-9a-z_]+}}: memref<32xf32>, {{%[0-9a-z_]+}}: memref<32xf32>, {{%[0-9a-z_]+}}: memref<32xf32>, [[B:%[0-9a-z_]+]]: index, [[E:%[0-9a-z_]+]]: index) -> i32 attributes {tile.grid = array<i64: 1, 1>} {
+// CHECK-NEXT:  func.func @f_fused_0({{%[0-9a-z_]+}}: memref<32xf32>, {{%[0-9a-z_]+}}: memref<32xf32>, {{%[0-9a-z_]+}}: memref<32xf32>, [[B:%[0-9a-z_]+]]: index, [[E:%[0-9a-z_]+]]: index) -> i32 attributes {tile.grid = array<i64: 1, 1>, tile.in_place = array<i64: 0, 1>} {
 // CHECK:         scf.for {{%[0-9a-z_]+}} = [[B]] to [[E]] step
 // CHECK:             [[Y:%[0-9a-z_]+]] = memref.load
 // CHECK:             [[X:%[0-9a-z_]+]] = memref.load

@@ -18,7 +18,7 @@ func.func @add(%x: tensor<7x5xf32>, %b: tensor<5xf32>) -> tensor<7x5xf32> {
 // CHECK-NEXT:    tile.launch @add_add_0(%x, %b, [[OUT]]) : memref<35xf32>, memref<5xf32>, memref<35xf32>
 // CHECK-NEXT:    func.return [[OUT]] : memref<35xf32>
 // CHECK-NEXT:  }
-// CHECK-NEXT:  tile.kernel @add_add_0([[A:%[0-9a-z_]+]]: memref<35xf32>, [[B:%[0-9a-z_]+]]: memref<5xf32>, [[C:%[0-9a-z_]+]]: memref<35xf32>) attributes {grid = array<i64: 1, 1>} {
+// CHECK-NEXT:  tile.kernel @add_add_0([[A:%[0-9a-z_]+]]: memref<35xf32>, [[B:%[0-9a-z_]+]]: memref<5xf32>, [[C:%[0-9a-z_]+]]: memref<35xf32>) attributes {grid = array<i64: 1, 1>, tile.in_place = array<i64: 0>} {
 // CHECK-NEXT:    [[I:%[0-9a-z_]+]] = tile.program_id 0 : index
 // CHECK-NEXT:    [[J:%[0-9a-z_]+]] = tile.program_id 1 : index
 // CHECK-NEXT:    [[T0:%[0-9a-z_]+]] = token.make : !token.token
@@ -43,7 +43,7 @@ func.func @add(%x: tensor<7x5xf32>, %b: tensor<5xf32>) -> tensor<7x5xf32> {
 
 // With tile_elements=16 the tile is 2x8 (the long contiguous axis first) and the grid 4x1.
 // SMALL-LABEL: func.func @add(
-// SMALL:       tile.kernel @add_add_0({{.*}}) attributes {grid = array<i64: 4, 1>} {
+// SMALL:       tile.kernel @add_add_0({{.*}}) attributes {grid = array<i64: 4, 1>, tile.in_place = array<i64: 0>} {
 // SMALL:       tile.make_partition_view {{.*}} -> !tile.partition_view<2x8, !tile.tensor_view<7x5xf32, strides [5, 1], offset 0>>
 // SMALL:       tile.make_partition_view {{.*}} -> !tile.partition_view<2x8, !tile.tensor_view<7x5xf32, strides [0, 1], offset 0>>
 // SMALL:       tile.map {{.*}} -> !tile.tile<2x8xf32> {
@@ -67,14 +67,14 @@ func.func @chain(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NEXT:    tile.launch @chain_tanh_1([[TMP]], [[OUT]]) : memref<32xf32>, memref<32xf32>
 // CHECK-NEXT:    func.return [[OUT]] : memref<32xf32>
 // CHECK-NEXT:  }
-// CHECK-NEXT:  tile.kernel @chain_exp_0({{.*}}) attributes {grid = array<i64: 1, 1>} {
+// CHECK-NEXT:  tile.kernel @chain_exp_0({{.*}}) attributes {grid = array<i64: 1, 1>, tile.in_place = array<i64: 0>} {
 // CHECK:         tile.map {{.*}} : (!tile.tile<4x8xf32>) -> !tile.tile<4x8xf32> {
 // CHECK-NEXT:    ^bb0([[E:%[0-9a-z_]+]]: f32):
 // CHECK-NEXT:      [[R:%[0-9a-z_]+]] = math.exp [[E]] : f32
 // CHECK-NEXT:      tile.yield [[R]] : f32
 // CHECK-NOT:     math.tanh
 // CHECK:         tile.store_view_tko
-// CHECK:       tile.kernel @chain_tanh_1({{.*}}) attributes {grid = array<i64: 1, 1>} {
+// CHECK:       tile.kernel @chain_tanh_1({{.*}}) attributes {grid = array<i64: 1, 1>, tile.in_place = array<i64: 0>} {
 // CHECK-NOT:     math.exp
 // CHECK:         tile.map {{.*}} : (!tile.tile<4x8xf32>) -> !tile.tile<4x8xf32> {
 // CHECK-NEXT:    ^bb0([[E2:%[0-9a-z_]+]]: f32):
@@ -360,7 +360,7 @@ func.func @reduce(%x: tensor<2x4x8xf32>) -> tensor<4xf32> {
 }
 
 // CHECK-LABEL: func.func @reduce(%x: memref<64xf32>) -> memref<4xf32> {
-// CHECK-NEXT:    [[TMP:%[0-9a-z_]+]] = tile.buffer : memref<8xf32>
+// CHECK-NEXT:    [[TMP:%[0-9a-z_]+]] = tile.buffer {tile.workspace} : memref<8xf32>
 // CHECK-NEXT:    tile.launch @reduce_reduce_mean_0(%x, [[TMP]]) : memref<64xf32>, memref<8xf32>
 // CHECK-NEXT:    [[OUT:%[0-9a-z_]+]] = tile.buffer : memref<4xf32>
 // CHECK-NEXT:    tile.launch @reduce_reduce_mean_1([[TMP]], [[OUT]]) : memref<8xf32>, memref<4xf32>
@@ -384,16 +384,16 @@ func.func @reduce(%x: tensor<2x4x8xf32>) -> tensor<4xf32> {
 
 // Causal attention: three kernels — scores = scale · q @ kᵀ (k through a transposed
 // view), a causally masked softmax (key index > query index -> -inf, from tile.iota),
-// and probabilities @ v — with scores and probabilities as program buffers.
+// and probabilities @ v — with scores and probabilities as workspace buffers.
 func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x8xf32>) -> tensor<2x4x8xf32> {
   %0 = "graph.attention"(%q, %k, %v) <{scale = 0.35355339059327379 : f64, causal = true}> : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>) -> tensor<2x4x8xf32>
   func.return %0 : tensor<2x4x8xf32>
 }
 
 // CHECK-LABEL: func.func @attention(%q: memref<64xf32>, %k: memref<96xf32>, %v: memref<96xf32>) -> memref<64xf32> {
-// CHECK-NEXT:    [[S:%[0-9a-z_]+]] = tile.buffer : memref<48xf32>
+// CHECK-NEXT:    [[S:%[0-9a-z_]+]] = tile.buffer {tile.workspace} : memref<48xf32>
 // CHECK-NEXT:    tile.launch @attention_attention_scores_0(%q, %k, [[S]]) : memref<64xf32>, memref<96xf32>, memref<48xf32>
-// CHECK-NEXT:    [[P:%[0-9a-z_]+]] = tile.buffer : memref<48xf32>
+// CHECK-NEXT:    [[P:%[0-9a-z_]+]] = tile.buffer {tile.workspace} : memref<48xf32>
 // CHECK-NEXT:    tile.launch @attention_attention_softmax_1([[S]], [[P]]) : memref<48xf32>, memref<48xf32>
 // CHECK-NEXT:    [[O:%[0-9a-z_]+]] = tile.buffer : memref<64xf32>
 // CHECK-NEXT:    tile.launch @attention_attention_values_2([[P]], %v, [[O]]) : memref<48xf32>, memref<96xf32>, memref<64xf32>
