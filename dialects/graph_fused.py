@@ -8,7 +8,9 @@
     }
 
 The body sees only its block arguments (isolated from above); every result has the same
-shape (the kernel's iteration space); operands may broadcast to it.
+shape (the kernel's iteration space); operands may broadcast to it. The first op may be
+a graph.matmul whose result the rest consume: the elementwise ops are then the matmul
+kernel's epilogue (bias, activation, residual), applied before its store.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from strata.dialects.graph_base import ElementwiseOp
 from strata.dialects.graph_elementwise import DropoutOp
+from strata.dialects.graph_nn import MatmulOp
 
 
 @irdl_op_definition
@@ -50,10 +53,13 @@ class FusedOp(IRDLOperation):
         if [a.type for a in block.args] != [v.type for v in self.inputs]:
             raise VerifyException("'graph.fused': block arguments must match the operand types")
         for op in block.ops:
-            if isinstance(op, YieldOp):
+            if isinstance(op, YieldOp) or (isinstance(op, MatmulOp) and op is block.first_op):
                 continue
             if not isinstance(op, ElementwiseOp) or isinstance(op, DropoutOp):
-                raise VerifyException(f"'graph.fused': {op.name} is not a fusible elementwise op")
+                raise VerifyException(
+                    f"'graph.fused': {op.name} is not a fusible elementwise op "
+                    "(only the first op may be a graph.matmul)"
+                )
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):
             raise VerifyException("'graph.fused': the body must end with graph.yield")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -79,10 +79,16 @@ class ProgramLowering:
     body: Block
     cost: TileCostModel
     buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    strides: dict[SSAValue, tuple[int, ...]] = field(default_factory=dict)
+    """Values bound to a non-contiguous view of their buffer (absorbed transposes)."""
     kernels: int = 0
 
     def buffer_of(self, value: SSAValue) -> SSAValue:
         return self.buffers[value]
+
+    def operand(self, value: SSAValue) -> tuple[SSAValue, TensorType, tuple[int, ...]]:
+        """A matmul operand: its buffer, type and element strides."""
+        return self.buffers[value], value.type, self.strides.get(value, contiguous_strides(shape_of(value.type)))
 
     def bind(self, value: SSAValue, buffer: SSAValue) -> None:
         self.buffers[value] = buffer
@@ -145,6 +151,10 @@ def lower_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
     """One kernel for the whole group: each input is loaded once per tile, each result is
     one tile.map whose body chains the members' scalar rules (LLVM drops what a result
     does not need), and every result is stored from the same loop nest position."""
+    body = op.body.block
+    if isinstance(body.first_op, graph.MatmulOp):
+        lower_matmul_epilogue(op, p)
+        return
     first = op.outputs[0].type
     shape = logical_shape(first)
     tile_shape = p.cost.elementwise_tile(shape, first.element_type)
@@ -155,7 +165,6 @@ def lower_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
     for i, v in enumerate(op.inputs):
         view = TensorViewType(shape, v.type.element_type, broadcast_strides(shape_of(v.type), shape))
         tiles.append(k.load(k.partition(i, view, tile_shape), k.program_ids))
-    body = op.body.block
     for index, (yielded, result) in enumerate(zip(body.last_op.operands, op.outputs)):
 
         def scalar_body(block: Block, elements, yielded=yielded) -> SSAValue:
@@ -171,6 +180,36 @@ def lower_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
         view = TensorViewType(shape, element, contiguous_strides(shape))
         k.store(value, k.partition(len(inputs) + index, view, tile_shape), k.program_ids)
     p.launch(k, [*inputs, *outputs], same_layout_inputs(op.inputs, op.outputs[-1].type))
+    for result, buffer in zip(op.outputs, outputs):
+        p.bind(result, buffer)
+
+
+def lower_matmul_epilogue(op: graph.FusedOp, p: ProgramLowering) -> None:
+    """A group rooted at a matmul: its elementwise members run on the result tile before
+    the store (bias, activation, residual add), so the matmul result never hits memory."""
+    body = op.body.block
+    matmul: graph.MatmulOp = body.first_op
+    outside = dict(zip(body.args, op.inputs))
+    extra_args = [a for a in body.args if any(use.operation is not matmul for use in a.uses)]
+    yielded = list(body.last_op.operands)
+    params = matmul.params()
+
+    def scalar_body(block: Block, result: SSAValue, extras: Sequence[SSAValue], index: int) -> SSAValue:
+        values = {matmul.result: result, **dict(zip(extra_args, extras))}
+        for member in body.ops:
+            if member is body.last_op:
+                break
+            if member is not matmul:
+                values[member.results[0]] = emit_scalar(member, block, [values[v] for v in member.operands])
+        return values[yielded[index]]
+
+    epilogue = Epilogue(
+        [(p.buffer_of(outside[a]), a.type) for a in extra_args], [r.type for r in op.outputs], scalar_body
+    )
+    outputs = matmul_kernel(
+        p, "matmul_epilogue", p.operand(outside[matmul.a]), p.operand(outside[matmul.b]), matmul.result.type,
+        params["transpose_a"], params["transpose_b"], params["alpha"], epilogue,
+    )  # fmt: skip
     for result, buffer in zip(op.outputs, outputs):
         p.bind(result, buffer)
 
@@ -217,10 +256,32 @@ def _into_new_buffer(op: Operation, p: ProgramLowering, source_view: TensorViewT
     p.bind(op.results[0], out)
 
 
+def read_only_as_matmul_operand(value: SSAValue) -> bool:
+    """Every use of `value` is a matmul operand (directly or as the operand of the matmul
+    heading a graph.fused), and matmuls read operands through any strided view."""
+    for use in value.uses:
+        user = use.operation
+        if isinstance(user, graph.FusedOp):
+            arg = user.body.block.args[use.index]
+            head = user.body.block.first_op
+            if not isinstance(head, graph.MatmulOp) or any(u.operation is not head for u in arg.uses):
+                return False
+        elif not isinstance(user, graph.MatmulOp):
+            return False
+    return True
+
+
 @register_tile_lowering(graph.TransposeOp)
 def lower_transpose(op: graph.TransposeOp, p: ProgramLowering) -> None:
-    strides = contiguous_strides(shape_of(op.x.type))
+    """A copy through a permuted view, or none at all when only matmuls read the result:
+    they take the permuted strides directly (transpose absorption)."""
     permutation = op.params()["permutation"]
+    if op.result.uses and read_only_as_matmul_operand(op.result) and len(permutation) >= 2:
+        _, _, source_strides = p.operand(op.x)
+        p.bind(op.result, p.buffer_of(op.x))
+        p.strides[op.result] = tuple(source_strides[a] for a in permutation)
+        return
+    strides = contiguous_strides(shape_of(op.x.type))
     shape = logical_shape(op.result.type)
     permuted = tuple(strides[a] for a in permutation) or (0,)
     _into_new_buffer(op, p, TensorViewType(shape, op.x.type.element_type, permuted))
@@ -264,27 +325,39 @@ def lower_concat(op: graph.ConcatOp, p: ProgramLowering) -> None:
 @register_tile_lowering(graph.MatmulOp)
 def lower_matmul(op: graph.MatmulOp, p: ProgramLowering) -> None:
     params = op.params()
-    out = matmul_kernel(
-        p, "matmul", (p.buffer_of(op.a), op.a.type), (p.buffer_of(op.b), op.b.type),
+    (out,) = matmul_kernel(
+        p, "matmul", p.operand(op.a), p.operand(op.b),
         op.result.type, params["transpose_a"], params["transpose_b"], params["alpha"],
     )  # fmt: skip
     p.bind(op.result, out)
 
 
+@dataclass
+class Epilogue:
+    """Elementwise work done on the matmul's result tile before it is stored: `inputs`
+    are extra buffers read at the same positions (broadcast to the result shape); each
+    output is `body(block, result element, input elements, index)` of its own type."""
+
+    inputs: list[tuple[SSAValue, TensorType]]
+    output_types: list[TensorType]
+    body: Callable[[Block, SSAValue, Sequence[SSAValue], int], SSAValue]
+
+
 def matmul_kernel(
     p: ProgramLowering,
     label: str,
-    lhs: tuple[SSAValue, TensorType],
-    rhs: tuple[SSAValue, TensorType],
+    lhs: tuple[SSAValue, TensorType, Sequence[int]],
+    rhs: tuple[SSAValue, TensorType, Sequence[int]],
     out_type: TensorType,
     transpose_a: bool,
     transpose_b: bool,
     alpha: float,
-) -> SSAValue:
-    """alpha · op(a) @ op(b) into a new buffer. One kernel instance per (batch..., row
-    tile, column tile); a K loop of tile.mma accumulates in f32 or f64 (f16/bf16 operands
-    are widened, the result rounded once)."""
-    (a, a_type), (b, b_type) = lhs, rhs
+    epilogue: Epilogue | None = None,
+) -> list[SSAValue]:
+    """alpha · op(a) @ op(b), then the epilogue if any, into new buffers (one per output).
+    One kernel instance per (batch..., row tile, column tile); a K loop of tile.mma
+    accumulates in f32 or f64 (f16/bf16 operands are widened, the result rounded once)."""
+    (a, a_type, a_strides), (b, b_type, b_strides) = lhs, rhs
     out_shape = shape_of(out_type)
     batch, (m, n) = out_shape[:-2], out_shape[-2:]
     element = out_type.element_type
@@ -296,20 +369,21 @@ def matmul_kernel(
     )
     lead = (1,) * len(batch)
 
-    def operand_view(t: TensorType, transposed: bool, rows: int, cols: int) -> TensorViewType:
+    def operand_view(t: TensorType, own: Sequence[int], transposed: bool, rows: int, cols: int) -> TensorViewType:
         shape = shape_of(t)
-        own = contiguous_strides(shape)
         strides = [*broadcast_strides(shape[:-2], batch, own[:-2]), *own[-2:]]
         if transposed:
             strides[-1], strides[-2] = strides[-2], strides[-1]
         return TensorViewType((*batch, rows, cols), t.element_type, strides)
 
-    out = p.new_buffer(out_type)
+    extras = epilogue.inputs if epilogue else []
+    outputs = [p.new_buffer(t) for t in (epilogue.output_types if epilogue else [out_type])]
+    buffers = [a, b, *(buffer for buffer, _ in extras), *outputs]
     grid = (*batch, -(-m // tm), -(-n // tn))
-    k = KernelBuilder(p.kernel_name(label), [a, b, out], grid)
+    k = KernelBuilder(p.kernel_name(label), buffers, grid)
     *batch_ids, row, col = k.program_ids
-    part_a = k.partition(0, operand_view(a_type, transpose_a, m, kdim), (*lead, tm, tk))
-    part_b = k.partition(1, operand_view(b_type, transpose_b, kdim, n), (*lead, tk, tn))
+    part_a = k.partition(0, operand_view(a_type, a_strides, transpose_a, m, kdim), (*lead, tm, tk))
+    part_b = k.partition(1, operand_view(b_type, b_strides, transpose_b, kdim, n), (*lead, tk, tn))
     acc_shape = (*lead, tm, tn)
     zero = k.fill(0, acc_shape, accumulate)
 
@@ -329,10 +403,23 @@ def matmul_kernel(
             return value if accumulate == element else e(arith.TruncFOp(value, element))
 
         result = k.map([result], element, finish)
-    out_view = TensorViewType(out_shape, element, contiguous_strides(out_shape))
-    k.store(result, k.partition(2, out_view, acc_shape), k.program_ids)
-    p.launch(k, [a, b, out])
-    return out
+    if epilogue is None:
+        out_view = TensorViewType(out_shape, element, contiguous_strides(out_shape))
+        k.store(result, k.partition(2, out_view, acc_shape), k.program_ids)
+    else:
+        extra_tiles = [
+            k.load(k.partition(2 + i, TensorViewType(out_shape, t.element_type, broadcast_strides(shape_of(t), out_shape)), acc_shape), k.program_ids)
+            for i, (_, t) in enumerate(extras)
+        ]
+        for index, t in enumerate(epilogue.output_types):
+            value = k.map(
+                [result, *extra_tiles], t.element_type,
+                lambda block, elements, index=index: epilogue.body(block, elements[0], elements[1:], index),
+            )  # fmt: skip
+            view = TensorViewType(out_shape, t.element_type, contiguous_strides(out_shape))
+            k.store(value, k.partition(2 + len(extras) + index, view, acc_shape), k.program_ids)
+    p.launch(k, buffers)
+    return outputs
 
 
 def widen(k: KernelBuilder, value: SSAValue, element) -> SSAValue:

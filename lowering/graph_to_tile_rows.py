@@ -237,20 +237,20 @@ def lower_softmax(op: Operation, p: ProgramLowering) -> None:
 @register_tile_lowering(graph.AttentionOp)
 def lower_attention(op: graph.AttentionOp, p: ProgramLowering) -> None:
     """softmax(scale · q kᵀ [causal]) v as three kernels; the scores and probabilities
-    are program buffers (workspace, once memory planning lands)."""
+    are workspace buffers."""
     params = op.params()
-    q, k, v = op.q.type, op.k.type, op.v.type
+    q, k = op.q.type, op.k.type
     scores_type = TensorType(q.element_type, [*shape_of(q)[:-1], shape_of(k)[-2]])
-    scores = matmul_kernel(
-        p, "attention_scores", (p.buffer_of(op.q), q), (p.buffer_of(op.k), k),
+    (scores,) = matmul_kernel(
+        p, "attention_scores", p.operand(op.q), p.operand(op.k),
         scores_type, False, True, params["scale"],
     )  # fmt: skip
     p.mark_workspace(scores)
     probabilities = p.mark_workspace(
         softmax_kernel(p, "attention_softmax", scores, scores_type, -1, causal=params["causal"])
     )
-    out = matmul_kernel(
-        p, "attention_values", (probabilities, scores_type), (p.buffer_of(op.v), v),
+    (out,) = matmul_kernel(
+        p, "attention_values", (probabilities, scores_type, contiguous_strides(shape_of(scores_type))), p.operand(op.v),
         op.result.type, False, False, 1.0,
     )  # fmt: skip
     p.bind(op.result, out)

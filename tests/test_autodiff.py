@@ -247,29 +247,41 @@ def test_every_float_op_has_a_rule_and_a_case():
 # Rules checked exactly where finite differences cannot: ties, kinks, mixed precision.
 
 
-def gradient_of(module, *args, entry="f"):
+def gradient_of(module, args, cotangents, entry="f"):
     differentiate(module, entry)
-    outputs = strata.interpret(module, *args[:-1], entry=entry)
-    return strata.interpret(module, *args, entry=f"{entry}_grad")[len(outputs) :]
+    return strata.interpret(module, *args, *cotangents, entry=f"{entry}_grad")[len(cotangents) :]
 
 
 def test_reduce_max_splits_ties_evenly():
     module = program([((2, 3), F64)], lambda x: ops.reduce_max(x, 1))
     x = np.array([[1.0, 3.0, 3.0], [5.0, 5.0, 5.0]])
-    (dx,) = gradient_of(module, x, np.array([2.0, 3.0]))
+    (dx,) = gradient_of(module, [x], [np.array([2.0, 3.0])])
     np.testing.assert_array_equal(dx, [[0, 1, 1], [1, 1, 1]])
+
+
+def test_maximum_and_minimum_split_ties_between_operands():
+    module = program([((3,), F64), ((3,), F64)], lambda a, b: ops.maximum(a, b) + ops.minimum(a, b) * 3.0)
+    da, db = gradient_of(module, [np.array([1.0, 2.0, 3.0]), np.array([1.0, 5.0, 0.0])], [np.ones(3)])
+    np.testing.assert_array_equal(da, [2.0, 3.0, 1.0])
+    np.testing.assert_array_equal(db, [2.0, 1.0, 3.0])
+
+
+def test_empty_slice_gives_zeros():
+    module = program([((5,), F64)], lambda x: (x[2:2], x * 2.0))
+    (dx,) = gradient_of(module, [np.arange(5.0)], [np.zeros(0), np.ones(5)])
+    np.testing.assert_array_equal(dx, 2.0)
 
 
 def test_relu_and_abs_have_zero_slope_at_zero():
     module = program([((3,), F64)], lambda x: ops.relu(x) + ops.abs(x))
-    (dx,) = gradient_of(module, np.array([-1.0, 0.0, 2.0]), np.ones(3))
+    (dx,) = gradient_of(module, [np.array([-1.0, 0.0, 2.0])], [np.ones(3)])
     np.testing.assert_array_equal(dx, [-1.0, 0.0, 2.0])
 
 
 def test_cast_between_float_types_casts_the_cotangent_back():
     module = program([((4,), "f32"), ((4,), F64)], lambda x, w: ops.cast(x, F64) * w)
     x, w, g = np.arange(4, dtype=np.float32), np.linspace(1, 2, 4), np.full(4, 3.0)
-    dx, dw = gradient_of(module, x, w, g)
+    dx, dw = gradient_of(module, [x, w], [g])
     assert dx.dtype == np.float32 and dw.dtype == np.float64
     np.testing.assert_allclose(dx, (3 * w).astype(np.float32))
     np.testing.assert_allclose(dw, 3 * x)
@@ -419,8 +431,18 @@ def test_fused_program_is_rejected_with_a_diagnostic():
         differentiate(module, "f")
 
 
-def transformer_gradients(checkpoint: str):
+def block_with_marked_residuals():
+    """The transformer block with graph.checkpoint on its residual stream (the adds whose
+    value has two forward uses): what checkpoint=marked saves."""
     module = load_transformer_block()
+    for op in find_entry(module, "transformer_block").body.block.ops:
+        if isinstance(op, graph.AddOp) and op.results[0].uses.get_length() > 1:
+            op.attributes["graph.checkpoint"] = UnitAttr()
+    return module
+
+
+def transformer_gradients(checkpoint: str):
+    module = block_with_marked_residuals()
     gradient = differentiate(module, "transformer_block", checkpoint)
     forward = find_entry(module, "transformer_block")
     rng = np.random.default_rng(0)
@@ -428,14 +450,28 @@ def transformer_gradients(checkpoint: str):
     return strata.interpret(module, *args, entry=gradient.sym_name.data), saved_forward_values(forward, gradient)
 
 
-def test_recompute_policy_gives_the_same_gradients_with_fewer_saved_values():
-    saved_all_results, saved_all = transformer_gradients("all")
-    recomputed_results, saved_none = transformer_gradients("none")
-    for a, b in zip(saved_all_results, recomputed_results):
+def saved_bytes(values) -> int:
+    return sum(math.prod(v.type.get_shape()) * 4 for v in values)
+
+
+@pytest.mark.parametrize("policy", ["none", "marked"])
+def test_recompute_policy_gives_the_same_gradients_with_fewer_saved_values(policy):
+    saving_all, saved_by_all = transformer_gradients("all")
+    recomputing, saved = transformer_gradients(policy)
+    for a, b in zip(saving_all, recomputing):
         np.testing.assert_array_equal(a, b)
-    assert len(saved_none) < len(saved_all)
-    nbytes = lambda values: sum(math.prod(v.type.get_shape()) * 4 for v in values)  # noqa: E731
-    assert nbytes(saved_none) < nbytes(saved_all)
+    assert len(saved) < len(saved_by_all)
+    assert saved_bytes(saved) < saved_bytes(saved_by_all)
+
+
+def test_marked_policy_saves_only_marked_values_and_constants():
+    module = block_with_marked_residuals()
+    forward = find_entry(module, "transformer_block")
+    gradient = differentiate(module, "transformer_block", "marked")
+    owners = {type(v.owner) for v in saved_forward_values(forward, gradient)}
+    assert owners == {graph.AddOp, graph.ConstantOp}
+    assert all(isinstance(v.owner, graph.ConstantOp) or "graph.checkpoint" in v.owner.attributes
+               for v in saved_forward_values(forward, gradient))  # fmt: skip
 
 
 def test_graph_checkpoint_attribute_keeps_a_value_saved():
@@ -452,9 +488,10 @@ def test_graph_checkpoint_attribute_keeps_a_value_saved():
     assert not gradient_reads_tanh(mark=False)
 
 
-def test_recompute_policy_passes_gradient_check():
-    module = load_transformer_block()
-    differentiate(module, "transformer_block", "none")
+@pytest.mark.parametrize("policy", ["none", "marked"])
+def test_recompute_policy_passes_gradient_check(policy):
+    module = block_with_marked_residuals()
+    differentiate(module, "transformer_block", policy)
     assert_gradients_match(module, probes=6)
 
 

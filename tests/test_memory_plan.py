@@ -132,7 +132,7 @@ def test_strata_run_writes_plan_json_and_svg(tmp_path):
     plan = json.loads((tmp_path / "plan.json").read_text())
     assert set(plan) == {"alignment", "kernels", "arenas", "naive_bytes", "values"}
     assert set(plan["arenas"]) == {"params", "activations", "workspace", "grads", "external"}
-    assert plan["kernels"] == 19 and plan["alignment"] == 64
+    assert plan["kernels"] == 12 and plan["alignment"] == 64
     assert set(plan["values"][0]) == {"name", "arena", "offset", "bytes", "first", "last"}
     svg = (tmp_path / "plan.svg").read_text()
     assert svg.startswith("<svg") and "activations" in svg and svg.count("<rect") > len(plan["values"])

@@ -42,15 +42,23 @@ def fusible(op: Operation) -> bool:
     return isinstance(op, graph.ElementwiseOp) and not isinstance(op, graph.DropoutOp)
 
 
+def is_epilogue_root(op: Operation) -> bool:
+    """A matmul may head a group; its elementwise consumers become its epilogue."""
+    return isinstance(op, graph.MatmulOp)
+
+
 @dataclass
 class Grouping:
     """Union-find over fusible ops. `through_outside[v]` holds the groups a value depends
     on through some op outside them; `group_deps[root]` the same for a whole group.
     Merging two groups where one depends on the other that way would create a cycle."""
 
+    epilogues: bool = True
     parent: dict[Operation, Operation] = field(default_factory=dict)
     through_outside: dict[SSAValue, set[Operation]] = field(default_factory=dict)
     group_deps: dict[Operation, set[Operation]] = field(default_factory=dict)
+    rooted: set[Operation] = field(default_factory=set)
+    """Groups headed by a matmul (two of them never merge)."""
 
     def find(self, op: Operation) -> Operation:
         while self.parent[op] is not op:
@@ -67,6 +75,13 @@ class Grouping:
 
     def visit(self, op: Operation) -> None:
         reached = set().union(*(self.through_outside.get(v, set()) for v in op.operands))
+        if self.epilogues and is_epilogue_root(op):
+            self.parent[op] = op
+            self.group_deps[op] = reached | {g for v in op.operands if (g := self.group_of(v)) is not None}
+            self.rooted.add(op)
+            for r in op.results:
+                self.through_outside[r] = reached
+            return
         if not fusible(op):
             direct = {g for v in op.operands if (g := self.group_of(v)) is not None}
             for r in op.results:
@@ -80,6 +95,10 @@ class Grouping:
                 continue
             if candidate in self.roots(self.group_deps[root]) or root in self.roots(self.group_deps[candidate]):
                 continue
+            if (root in self.rooted or candidate in self.rooted) and root is not op:
+                # A matmul's group takes single ops after it (its epilogue), never another
+                # group, whose members would run before the matmul.
+                continue
             self.parent[root] = candidate
             self.group_deps[candidate] |= self.group_deps.pop(root)
         for r in op.results:
@@ -90,8 +109,8 @@ class Grouping:
         return group.results[0].type.get_shape() == op.results[0].type.get_shape()
 
 
-def fuse_block(block: Block) -> None:
-    grouping = Grouping()
+def fuse_block(block: Block, epilogues: bool = True) -> None:
+    grouping = Grouping(epilogues)
     ops = list(block.ops)
     for op in ops:
         grouping.visit(op)
@@ -165,7 +184,10 @@ class FuseElementwisePass(ModulePass):
 
     name = "fuse-elementwise"
 
+    matmul_epilogues: bool = True
+    """Also fold elementwise consumers of a matmul into the matmul kernel's store."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in op.walk():
             if isinstance(function, func.FuncOp) and function.body.blocks:
-                fuse_block(function.body.block)
+                fuse_block(function.body.block, self.matmul_epilogues)

@@ -1,4 +1,5 @@
 // RUN: strata-opt %s -p fuse-elementwise --split-input-file | filecheck %s
+// RUN: strata-opt %s -p 'fuse-elementwise{matmul_epilogues=false}' --split-input-file | filecheck %s --check-prefix=NOEPI
 
 // A chain with a broadcast operand becomes one graph.fused with one result.
 // CHECK-LABEL: func.func @chain
@@ -37,12 +38,19 @@ func.func @multi_output(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8
 // -----
 
 // Fusing %3 into the group of %0 would make the group depend on itself through the
-// matmul: the group stays {%0, %1}; %3 stays alone (a single op is never wrapped).
+// matmul: the group stays {%0, %1}. With epilogues, %3 becomes the matmul's epilogue
+// (one kernel); without, it stays alone (a single op is never wrapped).
 // CHECK-LABEL: func.func @no_cycle
 // CHECK-NEXT:    %[[F0:[0-9a-z_]+]], %[[F1:[0-9a-z_]+]] = graph.fused %x
-// CHECK:         %[[M:.*]] = graph.matmul %[[F0]], %w
-// CHECK-NEXT:    graph.add %[[M]], %[[F1]]
-// CHECK-NEXT:    func.return
+// CHECK:         graph.fused %[[F0]], %w, %[[F1]]
+// CHECK-NEXT:    ^{{.*}}(%[[A:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<8x8xf32>, %[[R:.*]]: tensor<4x8xf32>):
+// CHECK-NEXT:      %[[M:.*]] = graph.matmul %[[A]], %[[W]]
+// CHECK-NEXT:      graph.add %[[M]], %[[R]]
+// NOEPI-LABEL: func.func @no_cycle
+// NOEPI-NEXT:    %[[F0:[0-9a-z_]+]], %[[F1:[0-9a-z_]+]] = graph.fused %x
+// NOEPI:         %[[M:.*]] = graph.matmul %[[F0]], %w
+// NOEPI-NEXT:    graph.add %[[M]], %[[F1]]
+// NOEPI-NEXT:    func.return
 func.func @no_cycle(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
   %0 = "graph.exp"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
   %1 = "graph.tanh"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -99,4 +107,50 @@ func.func @reordered(%x: tensor<4xf32>, %y: tensor<2x4xf32>) -> (tensor<4xf32>, 
   %2 = "graph.reduce_sum"(%y) <{axes = array<i64: 0>}> : (tensor<2x4xf32>) -> tensor<4xf32>
   %3 = "graph.add"(%0, %2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return %3, %1 : tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+// Bias, activation and residual after a matmul become its epilogue: one group headed by
+// the matmul. Two matmul-headed groups never merge: the add that joins them stays in the
+// first matmul's group and reads the second matmul's result (a lone matmul is not wrapped).
+// CHECK-LABEL: func.func @epilogues
+// CHECK-NEXT:    %[[G:.*]] = graph.matmul %y, %w2
+// CHECK-NEXT:    graph.fused %x, %w, %b, %[[G]]
+// CHECK-NEXT:    ^{{.*}}:
+// CHECK-NEXT:      %[[M:.*]] = graph.matmul
+// CHECK-NEXT:      %[[S:.*]] = graph.add %[[M]]
+// CHECK-NEXT:      %[[R:.*]] = graph.relu %[[S]]
+// CHECK-NEXT:      graph.add %[[R]]
+// CHECK-NEXT:      graph.yield
+// NOEPI-LABEL: func.func @epilogues
+// NOEPI:         graph.matmul %x, %w
+// NOEPI:         graph.matmul %y, %w2
+// NOEPI:         graph.fused
+func.func @epilogues(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>, %y: tensor<4x8xf32>, %w2: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %0 = "graph.matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.add"(%0, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %2 = "graph.relu"(%1) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %3 = "graph.matmul"(%y, %w2) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %4 = "graph.add"(%2, %3) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %4 : tensor<4x8xf32>
+}
+
+// -----
+
+// A group computed before the matmul is not pulled into the matmul's group (its ops
+// would run before the matmul): the consumer joins one of them only.
+// CHECK-LABEL: func.func @no_prologue
+// CHECK-NEXT:    %[[P:.*]] = graph.fused %x
+// CHECK:         graph.fused %x, %w, %[[P]]
+// CHECK-NEXT:    ^{{.*}}:
+// CHECK-NEXT:      graph.matmul
+// CHECK-NEXT:      graph.mul
+// CHECK-NEXT:      graph.yield
+func.func @no_prologue(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %0 = "graph.exp"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.tanh"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = "graph.matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %3 = "graph.mul"(%2, %1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %3 : tensor<4x8xf32>
 }
