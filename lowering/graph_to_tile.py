@@ -157,7 +157,8 @@ def lower_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
         return
     first = op.outputs[0].type
     shape = logical_shape(first)
-    tile_shape = p.cost.elementwise_tile(shape, first.element_type)
+    widest = max((v.type.element_type for v in (*op.inputs, *op.outputs)), key=element_bytes)
+    tile_shape = p.cost.elementwise_tile(shape, widest, tiles=len(op.inputs) + len(op.outputs))
     inputs = [p.buffer_of(v) for v in op.inputs]
     outputs = [p.new_buffer(r.type) for r in op.outputs]
     k = KernelBuilder(p.kernel_name(op), [*inputs, *outputs], grid_of(shape, tile_shape))

@@ -22,6 +22,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from strata.dialects import tile, token
 from strata.dialects.tile_types import (
+    KERNEL_BYTE_BUDGET,
     MAX_TILE_BYTES,
     MAX_TILE_DIM,
     TensorViewType,
@@ -40,8 +41,11 @@ class TileCostModel:
     matmul_n: int = 64
     matmul_k: int = 64
 
-    def elementwise_tile(self, shape: Sequence[int], element_type: Attribute) -> tuple[int, ...]:
-        budget = min(self.elements, MAX_TILE_BYTES // element_bytes(element_type))
+    def elementwise_tile(self, shape: Sequence[int], element_type: Attribute, tiles: int = 2) -> tuple[int, ...]:
+        """A tile shape for `shape`; `tiles` tiles of it (a kernel's loads and results)
+        must fit the kernel's on-chip byte budget together."""
+        per_tile = KERNEL_BYTE_BUDGET // max(tiles, 1) // element_bytes(element_type)
+        budget = 1 << (min(self.elements, MAX_TILE_BYTES // element_bytes(element_type), per_tile).bit_length() - 1)
         tile: list[int] = []
         for size in reversed(shape):
             t = min(next_power_of_two(size), MAX_TILE_DIM, max(1, budget))

@@ -49,14 +49,15 @@ def is_epilogue_root(op: Operation) -> bool:
 
 @dataclass
 class Grouping:
-    """Union-find over fusible ops. `through_outside[v]` holds the groups a value depends
-    on through some op outside them; `group_deps[root]` the same for a whole group.
-    Merging two groups where one depends on the other that way would create a cycle."""
+    """Union-find over fusible ops. `ancestors[v]` holds the groups a value depends on,
+    other than its own (through any path): an op may join group C only if none of its
+    operands depends on C through something outside C, which is what would make the
+    fused op depend on itself."""
 
     epilogues: bool = True
     parent: dict[Operation, Operation] = field(default_factory=dict)
-    through_outside: dict[SSAValue, set[Operation]] = field(default_factory=dict)
-    group_deps: dict[Operation, set[Operation]] = field(default_factory=dict)
+    ancestors: dict[SSAValue, frozenset[Operation]] = field(default_factory=dict)
+    group_ancestors: dict[Operation, set[Operation]] = field(default_factory=dict)
     rooted: set[Operation] = field(default_factory=set)
     """Groups headed by a matmul (two of them never merge)."""
 
@@ -73,36 +74,41 @@ class Grouping:
         owner = value.owner
         return self.find(owner) if owner in self.parent else None
 
+    def upstream(self, value: SSAValue) -> set[Operation]:
+        """The groups `value` depends on, its own group included."""
+        own = self.group_of(value)
+        return self.roots(self.ancestors.get(value, frozenset())) | ({own} if own is not None else set())
+
     def visit(self, op: Operation) -> None:
-        reached = set().union(*(self.through_outside.get(v, set()) for v in op.operands))
         if self.epilogues and is_epilogue_root(op):
             self.parent[op] = op
-            self.group_deps[op] = reached | {g for v in op.operands if (g := self.group_of(v)) is not None}
             self.rooted.add(op)
-            for r in op.results:
-                self.through_outside[r] = reached
-            return
-        if not fusible(op):
-            direct = {g for v in op.operands if (g := self.group_of(v)) is not None}
-            for r in op.results:
-                self.through_outside[r] = reached | direct
-            return
-        self.parent[op] = op
-        self.group_deps[op] = set(reached)
-        for value in op.operands:
-            candidate, root = self.group_of(value), self.find(op)
-            if candidate is None or candidate is root or not self.same_shape(candidate, op):
-                continue
-            if candidate in self.roots(self.group_deps[root]) or root in self.roots(self.group_deps[candidate]):
-                continue
-            if (root in self.rooted or candidate in self.rooted) and root is not op:
-                # A matmul's group takes single ops after it (its epilogue), never another
-                # group, whose members would run before the matmul.
-                continue
-            self.parent[root] = candidate
-            self.group_deps[candidate] |= self.group_deps.pop(root)
+        elif fusible(op):
+            self.parent[op] = op
+            for value in op.operands:
+                self.try_join(op, value)
+        below = set().union(*(self.upstream(v) for v in op.operands)) if op.operands else set()
+        own = self.group_of(op.results[0]) if op in self.parent else None
         for r in op.results:
-            self.through_outside[r] = reached
+            self.ancestors[r] = frozenset(below - {own})
+        if own is not None:
+            self.group_ancestors.setdefault(own, set()).update(below - {own})
+
+    def try_join(self, op: Operation, value: SSAValue) -> None:
+        candidate, root = self.group_of(value), self.find(op)
+        if candidate is None or candidate is root or not self.same_shape(candidate, op):
+            return
+        if (root in self.rooted or candidate in self.rooted) and root is not op:
+            # A matmul's group takes single ops after it (its epilogue), never another
+            # group, whose members would run before the matmul.
+            return
+        if any(candidate in self.roots(self.ancestors.get(v, frozenset())) for v in op.operands):
+            return
+        if root in self.roots(self.group_ancestors.get(candidate, set())):
+            return
+        self.parent[root] = candidate
+        merged = self.group_ancestors.pop(root, set()) | self.group_ancestors.get(candidate, set())
+        self.group_ancestors[candidate] = merged
 
     @staticmethod
     def same_shape(group: Operation, op: Operation) -> bool:

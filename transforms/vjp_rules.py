@@ -26,8 +26,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import ml_dtypes
+import numpy as np
 from xdsl.dialects.builtin import TensorType, i1
 from xdsl.ir import Attribute, Operation, SSAValue
 

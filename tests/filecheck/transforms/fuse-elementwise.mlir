@@ -154,3 +154,25 @@ func.func @no_prologue(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf
   %3 = "graph.mul"(%2, %1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   func.return %3 : tensor<4x8xf32>
 }
+
+// -----
+
+// %3 reads the exp group and the matmul group, and the matmul reads the exp group:
+// joining the exp group would make it depend on itself through the matmul, so %3
+// becomes the matmul's epilogue instead (reading the exp group's result).
+// CHECK-LABEL: func.func @cycle_through_matmul
+// CHECK-NEXT:    %[[E:.*]] = graph.fused %x
+// CHECK:         graph.fused %[[E]], %w
+// CHECK-NEXT:    ^{{.*}}:
+// CHECK-NEXT:      graph.matmul
+// CHECK-NEXT:      graph.relu
+// CHECK-NEXT:      graph.add
+// CHECK-NEXT:      graph.yield
+func.func @cycle_through_matmul(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %0 = "graph.exp"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %g = "graph.tanh"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.matmul"(%g, %w) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %2 = "graph.relu"(%1) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %3 = "graph.add"(%g, %2) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %3 : tensor<4x8xf32>
+}
