@@ -14,16 +14,16 @@ from strata.errors import IRError, StrataError
 from strata.ir import make_context, verify
 
 CPU_PIPELINE_STEPS = (
-    "canonicalize,cse,fuse-elementwise,lower-graph-to-tile,token-dce,lower-tile-to-loops,"
-    "plan-memory,verify-memory-plan"
+    "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile,token-dce,"
+    "lower-tile-to-loops,plan-memory,verify-memory-plan"
 )
 
 
 @dataclass(frozen=True)
 class CpuPipelinePass(ModulePass):
     """The CPU path from graph to loops, as one named pass (each step also runs alone):
-    canonicalize, cse, fuse-elementwise, lower-graph-to-tile, token-dce, lower-tile-to-loops,
-    plan-memory, verify-memory-plan."""
+    fuse-patterns, canonicalize, cse, fuse-elementwise, lower-graph-to-tile, token-dce,
+    lower-tile-to-loops, plan-memory, verify-memory-plan."""
 
     name = "cpu-pipeline"
 
@@ -37,14 +37,16 @@ def _strata_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from strata.transforms.autodiff import AutodiffPass
     from strata.transforms.fuse_elementwise import FuseElementwisePass
     from strata.transforms.fuse_fma import FuseFmaPass
-    from strata.transforms.split_loops import SplitLoopsPass
+    from strata.transforms.fuse_patterns import FusePatternsPass
     from strata.transforms.plan_memory import PlanMemoryPass
+    from strata.transforms.split_loops import SplitLoopsPass
     from strata.transforms.token_dce import TokenDcePass
     from strata.transforms.verify_memory_plan import VerifyMemoryPlanPass
 
     passes = (
-        FuseElementwisePass, LowerGraphToTilePass, TokenDcePass, LowerTileToLoopsPass, CpuPipelinePass,
-        PlanMemoryPass, VerifyMemoryPlanPass, FuseFmaPass, SplitLoopsPass, AutodiffPass,
+        AutodiffPass, FusePatternsPass, FuseElementwisePass, LowerGraphToTilePass, TokenDcePass,
+        LowerTileToLoopsPass, PlanMemoryPass, VerifyMemoryPlanPass, FuseFmaPass, SplitLoopsPass,
+        CpuPipelinePass,
     )
     return {p.name: (lambda p=p: p) for p in passes}
 

@@ -95,3 +95,25 @@ def test_matmul_epilogue_and_absorbed_transpose_match_reference():
     for comparison in compare(got, strata.interpret(text, *args)):
         assert comparison.ok, comparison
     assert kernel_count(text) == 3  # x @ w epilogue, the slice, scores with its epilogue
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fuse_patterns_keep_numerics(seed):
+    """Transposes and scalar factors folded into matmul flags compute the same values."""
+    rng = np.random.default_rng(seed)
+    g = strata.Graph("patterns")
+    x, w = g.input("x", (2, 9, 7)), g.input("w", (2, 5, 7))
+    c = g.constant(float(rng.uniform(1, 4)))
+    y = ops.matmul(ops.scale(x, 0.5), w.T) / c  # -> transpose_b, alpha = 0.5 / c
+    z = ops.matmul(y.T, ops.scale(y, 3.0))  # -> transpose_a, alpha = 3
+    g.output(z, y)
+    text = str(g.build())
+    folded = parse_module(text)
+    run_pipeline(folded, "fuse-patterns,canonicalize")
+    assert not any(op.name in ("graph.transpose", "graph.scale", "graph.div") for op in folded.walk())
+    args = [rng.standard_normal(s).astype(np.float64).astype(np.float32) for s in [(2, 9, 7), (2, 5, 7)]]
+    want = strata.interpret(text, *args)
+    for comparison in compare(strata.interpret(folded, *args), want):
+        assert comparison.ok, comparison
+    for comparison in compare(strata.compile(text, target="cpu")(*args), want):
+        assert comparison.ok, comparison
