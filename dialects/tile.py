@@ -29,6 +29,7 @@ store writes exactly it, so no padding value is ever observed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -214,9 +215,7 @@ class MakeTensorViewOp(IRDLOperation):
                 f"'tile.make_tensor_view': buffer element type {buffer.element_type} "
                 f"differs from the view's {view.element_type}"
             )
-        size = 1
-        for d in buffer.get_shape():
-            size *= d
+        size = math.prod(buffer.get_shape())
         if 0 not in view.get_shape() and view.max_element_index() >= size:
             raise VerifyException(
                 f"'tile.make_tensor_view': the view reaches element {view.max_element_index()} "
