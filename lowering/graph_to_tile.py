@@ -236,7 +236,7 @@ def lower_reshape(op: graph.ReshapeOp, p: ProgramLowering) -> None:
 
 
 def copy_kernel(
-    op: Operation, p: ProgramLowering, source: SSAValue, source_view: TensorViewType,
+    op: Operation | str, p: ProgramLowering, source: SSAValue, source_view: TensorViewType,
     target: SSAValue, target_view: TensorViewType,
 ) -> None:
     """A kernel copying `source_view` of one buffer into `target_view` of another."""
@@ -361,6 +361,8 @@ def matmul_kernel(
     (a, a_type, a_strides), (b, b_type, b_strides) = lhs, rhs
     out_shape = shape_of(out_type)
     batch, (m, n) = out_shape[:-2], out_shape[-2:]
+    if transpose_b and b_strides[-1] == 1 and m >= PRETRANSPOSE_MIN_ROWS:
+        (b, b_type, b_strides), transpose_b = pretransposed(p, label, b, b_type, b_strides), False
     element = out_type.element_type
     accumulate = f32 if isinstance(element, (Float16Type, BFloat16Type)) else element
     kdim = shape_of(a_type)[-2 if transpose_a else -1]
@@ -421,6 +423,26 @@ def matmul_kernel(
             k.store(value, k.partition(2 + len(extras) + index, view, acc_shape), k.program_ids)
     p.launch(k, buffers)
     return outputs
+
+
+PRETRANSPOSE_MIN_ROWS = 256
+"""With transpose_b, each row tile would re-pack the same columns of b from strided
+reads; from this many rows of a on, one copy kernel transposing b first is cheaper."""
+
+
+def pretransposed(
+    p: ProgramLowering, label: str, b: SSAValue, b_type: TensorType, strides: Sequence[int]
+) -> tuple[SSAValue, TensorType, tuple[int, ...]]:
+    """b with its last two axes swapped into a contiguous workspace buffer."""
+    shape = shape_of(b_type)
+    swapped_shape = (*shape[:-2], shape[-1], shape[-2])
+    swapped_strides = (*strides[:-2], strides[-1], strides[-2])
+    t = TensorType(b_type.element_type, swapped_shape)
+    target = p.mark_workspace(p.new_buffer(t))
+    source_view = TensorViewType(swapped_shape, t.element_type, swapped_strides)
+    target_view = TensorViewType(swapped_shape, t.element_type, contiguous_strides(swapped_shape))
+    copy_kernel(f"{label}_transpose_b", p, b, source_view, target, target_view)
+    return target, t, contiguous_strides(swapped_shape)
 
 
 def widen(k: KernelBuilder, value: SSAValue, element) -> SSAValue:

@@ -33,6 +33,7 @@ class CpuPipelinePass(ModulePass):
 
 def _strata_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from strata.lowering.graph_to_tile import LowerGraphToTilePass
+    from strata.lowering.tile_to_gpu import LowerTileToGpuPass
     from strata.lowering.tile_to_loops import LowerTileToLoopsPass
     from strata.transforms.autodiff import AutodiffPass
     from strata.transforms.expand_math import ExpandMathPass
@@ -47,7 +48,7 @@ def _strata_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     passes = (
         AutodiffPass, FusePatternsPass, FuseElementwisePass, LowerGraphToTilePass, TokenDcePass,
         LowerTileToLoopsPass, ExpandMathPass, PlanMemoryPass, VerifyMemoryPlanPass, FuseFmaPass,
-        SplitLoopsPass, CpuPipelinePass,
+        SplitLoopsPass, CpuPipelinePass, LowerTileToGpuPass,
     )
     return {p.name: (lambda p=p: p) for p in passes}
 

@@ -22,16 +22,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.emit == "ptx":
-        raise StrataError("no target yet: --emit=ptx arrives with the GPU backend")
-    from strata.runtime.cpu import jit_kernels
     from strata.pipelines import CPU_PIPELINE_STEPS, run_pipeline
 
     text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
     module = strata.parse_module(text, "stdin" if args.file == "-" else args.file)
-    run_pipeline(module, CPU_PIPELINE_STEPS)
-    jit = jit_kernels(module)
-    output = jit.llvm_ir() if args.emit == "llvm-ir" else jit.assembly()
+    if args.emit == "ptx":  # the GPU backend (lowering/tile_to_gpu.py, lowering/loops_to_nvvm.py)
+        from strata.lowering.loops_to_nvvm import compute_arch, module_to_ptx
+        from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS
+
+        compute_arch(args.arch)
+        run_pipeline(module, GPU_PIPELINE_STEPS)
+        output = module_to_ptx(module, args.arch)[1]
+    else:
+        from strata.runtime.cpu import jit_kernels
+
+        run_pipeline(module, CPU_PIPELINE_STEPS)
+        jit = jit_kernels(module)
+        output = jit.llvm_ir() if args.emit == "llvm-ir" else jit.assembly()
     if args.output:
         Path(args.output).write_text(output)
     else:

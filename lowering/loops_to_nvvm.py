@@ -1,0 +1,295 @@
+"""GPU kernel functions (lower-tile-to-gpu) → NVVM IR text → PTX through libNVVM.
+
+CUDA 13's libNVVM reads textual IR for compute_90 and older with an LLVM 7 reader
+(../shared/notes/gpu-path.md), so the IR is built with llvmlite in its typed-pointer mode:
+
+- a `memref<N x T>` argument is a `T addrspace(1)*` (global memory; i1 as i8), `noalias`
+  unless plan-memory runs the kernel in place (`tile.aliased`); `index` is i64;
+- the module has the `nvptx64-nvidia-cuda` triple, Numba's NVVM data layout,
+  `!nvvm.annotations` marking each kernel (`"kernel"`, and `"maxntidx"` = its block size)
+  and `!nvvmir.version` equal to the IR version of the libNVVM that compiles it;
+- `func.call @llvm.nvvm.read.ptx.sreg.*` (thread/block ids) calls the NVVM intrinsics of
+  that name.
+
+The op translation is loops_to_llvm's: `NvvmFunctionEmitter` subclasses its
+`FunctionEmitter` and uses its `HANDLERS` table, overriding only what the LLVM 7 reader
+or the NVPTX backend does not take:
+
+| loops_to_llvm emits | here |
+| --- | --- |
+| `fneg` (LLVM 8) | `fsub -0.0, x` |
+| `llvm.maximum/minimum` (LLVM 8) | `llvm.maxnum/minnum` + NaN select (NaN-propagating) |
+| `llvm.smax/smin/umax/umin`, `llvm.abs` (LLVM 12) | `icmp` + `select` |
+| `llvm.exp/exp2/log/log2/pow/sin/cos/roundeven`, libm `tanh/erf/log1p` | libdevice `__nv_*` |
+
+bf16 has no LLVM 7 type: kernels using it are refused with a StrataError. Math functions
+come from libdevice (`libdevice.10.bc`, added lazily after the module verifies, like
+Numba). Compilation uses `-fma=0`: libNVVM contracts mul+add into FMA by default, which
+would change rounding against the reference; explicit `math.fma` (the `fuse-fma` pass)
+still becomes `fma.rn`.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import inspect
+import os
+from collections.abc import Sequence
+from functools import partial
+
+from llvmlite import ir
+from xdsl.dialects import arith, func, math
+from xdsl.dialects.builtin import BFloat16Type, MemRefType, ModuleOp
+from xdsl.ir import Operation
+
+from strata.errors import StrataError
+from strata.lowering.loops_to_llvm import (
+    DOUBLE,
+    FLOAT,
+    HANDLERS,
+    I1,
+    I64,
+    FunctionEmitter,
+    UnsupportedType,
+    fastmath_flags,
+    memory_type,
+    scalar_type,
+    static_shape,
+)
+from strata.lowering.tile_to_gpu import DEFAULT_BLOCK_SIZE, SREG_PREFIX, gpu_kernels
+
+TRIPLE = "nvptx64-nvidia-cuda"
+DATA_LAYOUT = (
+    "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-"
+    "f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
+)
+"""Numba's NVVM data layout (numba.cuda.cudadrv.nvvm); libNVVM wants one."""
+GLOBAL = 1
+I32 = ir.IntType(32)
+ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90")
+"""Architectures whose libNVVM reader takes the typed-pointer IR built here."""
+
+LIBDEVICE_FUNCTIONS = {
+    "llvm.exp": "exp", "llvm.exp2": "exp2", "llvm.log": "log", "llvm.log2": "log2",
+    "llvm.pow": "pow", "llvm.sin": "sin", "llvm.cos": "cos", "llvm.roundeven": "rint",
+}  # fmt: skip
+"""LLVM intrinsics the NVPTX backend cannot select (or LLVM 7 lacks) → libdevice names."""
+
+
+def fail(message: str) -> StrataError:
+    return StrataError(f"loops-to-nvvm: {message}")
+
+
+def pointer_type(memref_type: MemRefType) -> ir.Type:
+    static_shape(memref_type)
+    if isinstance(memref_type.element_type, BFloat16Type):
+        raise UnsupportedType("bf16 is not on the GPU yet (libNVVM's LLVM 7 reader has no bfloat)")
+    return ir.PointerType(memory_type(memref_type.element_type), addrspace=GLOBAL)
+
+
+class NvvmFunctionEmitter(FunctionEmitter):
+    """loops_to_llvm's emitter with the NVVM overrides of NVVM_HANDLERS and libdevice math."""
+
+    def translate(self, op: Operation) -> None:
+        handler = NVVM_HANDLERS.get(type(op)) or HANDLERS.get(type(op))
+        if handler is None:
+            raise fail(f"unsupported op '{op.name}'")
+        try:
+            results = handler(self, op)
+        except UnsupportedType as e:
+            raise fail(f"'{op.name}': {e}") from None
+        if isinstance(results, ir.Value):
+            results = [results]
+        self.bind(op.results, results or [])
+
+    def intrinsic(self, name: str, type_: ir.Type, arity: int) -> ir.Function:
+        if name in LIBDEVICE_FUNCTIONS:
+            return self.libdevice(LIBDEVICE_FUNCTIONS[name], type_, arity)
+        return super().intrinsic(name, type_, arity)
+
+    def libm(self, name: str, type_: ir.Type) -> ir.Function:
+        return self.libdevice(name, type_, 1)
+
+    def libdevice(self, name: str, type_: ir.Type, arity: int) -> ir.Function:
+        if type_ not in (FLOAT, DOUBLE):
+            raise UnsupportedType(f"no libdevice '{name}' for {type_}")
+        symbol = f"__nv_{name}" + ("f" if type_ == FLOAT else "")
+        if symbol in self.module.globals:
+            return self.module.globals[symbol]
+        function = ir.Function(self.module, ir.FunctionType(type_, [type_] * arity), symbol)
+        function.attributes.add("nounwind")
+        return function
+
+
+def negf(emitter: NvvmFunctionEmitter, op: arith.NegfOp) -> ir.Value:
+    (value,) = emitter.operands(op)
+    return emitter.builder.fsub(ir.Constant(value.type, -0.0), value, flags=fastmath_flags(op))
+
+
+def nan_propagating(name: str, emitter: NvvmFunctionEmitter, op: Operation) -> ir.Value:
+    """maximumf/minimumf: maxnum/minnum, NaN if either operand is NaN (a + b is then NaN)."""
+    b = emitter.builder
+    lhs, rhs = emitter.operands(op)
+    number = b.call(emitter.intrinsic(name, lhs.type, 2), [lhs, rhs])
+    unordered = b.fcmp_unordered("uno", lhs, rhs)
+    return b.select(unordered, b.fadd(lhs, rhs), number)
+
+
+def int_select(method: str, predicate: str, emitter: NvvmFunctionEmitter, op: Operation) -> ir.Value:
+    lhs, rhs = emitter.operands(op)
+    b = emitter.builder
+    return b.select(getattr(b, method)(predicate, lhs, rhs), lhs, rhs)
+
+
+def absi(emitter: NvvmFunctionEmitter, op: math.AbsIOp) -> ir.Value:
+    (value,) = emitter.operands(op)
+    b = emitter.builder
+    zero = ir.Constant(value.type, 0)
+    return b.select(b.icmp_signed("<", value, zero), b.sub(zero, value), value)
+
+
+NVVM_HANDLERS = {
+    arith.NegfOp: negf,
+    arith.MaximumfOp: partial(nan_propagating, "llvm.maxnum"),
+    arith.MinimumfOp: partial(nan_propagating, "llvm.minnum"),
+    arith.MaxSIOp: partial(int_select, "icmp_signed", ">"),
+    arith.MinSIOp: partial(int_select, "icmp_signed", "<"),
+    arith.MaxUIOp: partial(int_select, "icmp_unsigned", ">"),
+    arith.MinUIOp: partial(int_select, "icmp_unsigned", "<"),
+    math.AbsIOp: absi,
+}
+
+
+def declare_kernel(module: ir.Module, op: func.FuncOp) -> ir.Function:
+    name = op.sym_name.data
+    if op.function_type.outputs.data:
+        raise fail(f"@{name}: a GPU kernel returns nothing")
+    arguments = []
+    for t in op.function_type.inputs.data:
+        try:
+            arguments.append(pointer_type(t) if isinstance(t, MemRefType) else scalar_type(t))
+        except UnsupportedType as e:
+            raise fail(f"@{name}: {e}") from None
+    function = ir.Function(module, ir.FunctionType(ir.VoidType(), arguments), name)
+    function.attributes.add("nounwind")
+    if "tile.aliased" not in op.attributes:
+        for argument in function.args:
+            if isinstance(argument.type, ir.PointerType):
+                argument.add_attribute("noalias")
+    return function
+
+
+def nvvm_ir_version() -> tuple[int, ...]:
+    from numba.cuda.cudadrv import nvvm
+
+    return tuple(nvvm.NVVM().get_ir_version())
+
+
+def translate_kernels(module: ModuleOp, ir_version: Sequence[int] | None = None) -> ir.Module:
+    """The GPU kernels of `module` (gpu.kernel functions) as one NVVM IR module."""
+    kernels = gpu_kernels(module)
+    if not kernels:
+        raise fail("the module has no GPU kernels (run lower-tile-to-gpu first)")
+    llvm_module = ir.Module(name="strata")
+    llvm_module.triple = TRIPLE
+    llvm_module.data_layout = DATA_LAYOUT
+    functions: dict[str, ir.Function] = {}
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data.startswith(SREG_PREFIX):
+            intrinsic = ir.Function(llvm_module, ir.FunctionType(I32, []), op.sym_name.data)
+            functions[op.sym_name.data] = intrinsic
+    annotations = llvm_module.add_named_metadata("nvvm.annotations")
+    for op in kernels:
+        function = declare_kernel(llvm_module, op)
+        functions[op.sym_name.data] = function
+        block_size = op.attributes.get("gpu.block_size")
+        threads = block_size.value.data if block_size is not None else DEFAULT_BLOCK_SIZE
+        annotations.add(llvm_module.add_metadata([function, "kernel", ir.Constant(I32, 1)]))
+        annotations.add(llvm_module.add_metadata([function, "maxntidx", ir.Constant(I32, threads)]))
+    for op in kernels:
+        NvvmFunctionEmitter(functions[op.sym_name.data], functions).translate_body(op)
+    version = tuple(ir_version) if ir_version is not None else nvvm_ir_version()
+    llvm_module.add_named_metadata("nvvmir.version", [ir.Constant(I32, v) for v in version])
+    return llvm_module
+
+
+# libNVVM -----------------------------------------------------------------------------------
+
+
+def compute_arch(arch: str) -> str:
+    if arch not in ARCHES:
+        raise StrataError(f"unsupported GPU architecture '{arch}' (expected one of {', '.join(ARCHES)})")
+    return "compute_" + arch.removeprefix("sm_")
+
+
+def find_libdevice() -> str:
+    """libdevice.10.bc: $STRATA_LIBDEVICE, $CUDA_HOME / $CUDA_PATH, /usr/local/cuda*, the
+    nvidia wheels in site-packages, then Numba's own lookup."""
+    if os.environ.get("STRATA_LIBDEVICE"):
+        return os.environ["STRATA_LIBDEVICE"]
+    roots = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH")]
+    roots += ["/usr/local/cuda", *sorted(glob.glob("/usr/local/cuda-*"), reverse=True)]
+    candidates = [os.path.join(r, "nvvm", "libdevice", "libdevice.10.bc") for r in roots if r]
+    import site
+    import sys
+
+    for base in [*site.getsitepackages(), *sys.path]:
+        candidates += sorted(glob.glob(os.path.join(base, "nvidia", "*", "nvvm", "libdevice", "libdevice.10.bc")))
+        candidates += sorted(glob.glob(os.path.join(base, "nvidia", "nvvm", "libdevice", "libdevice.10.bc")))
+    for path in candidates:
+        if os.path.isfile(path):
+            return path
+    try:
+        from numba.cuda.cudadrv.libs import get_libdevice
+
+        path = get_libdevice()
+        if path and os.path.isfile(path):
+            return path
+    except Exception:
+        pass
+    raise StrataError("libdevice.10.bc not found: set CUDA_HOME (or STRATA_LIBDEVICE), or pip install 'cuda-toolkit[nvvm]'")
+
+
+_PTX_CACHE: dict[str, str] = {}
+
+
+def compile_ptx(nvvm_ir: str, arch: str = "sm_90") -> str:
+    """NVVM IR text → PTX with libNVVM through Numba's binding (no libnvrtc needed)."""
+    options = {"arch": compute_arch(arch), "opt": 3, "fma": 0}
+    key = hashlib.sha256((nvvm_ir + repr(sorted(options.items()))).encode()).hexdigest()
+    if key in _PTX_CACHE:
+        return _PTX_CACHE[key]
+    try:
+        from numba.cuda.cudadrv import nvvm
+    except ImportError as e:  # pragma: no cover - numba is a dependency
+        raise StrataError(f"the GPU backend needs Numba's CUDA support: {e}") from None
+    with open(find_libdevice(), "rb") as f:
+        libdevice = f.read()
+    try:
+        parameters = inspect.signature(nvvm.CompilationUnit.__init__).parameters
+        if len(parameters) > 1:  # numba-cuda: options at construction, verify() separately
+            unit = nvvm.CompilationUnit(options)
+            unit.add_module(nvvm_ir.encode())
+            unit.verify()
+            unit.lazy_add_module(libdevice)
+            ptx = unit.compile()
+        else:  # numba's bundled CUDA target: compile(**options) verifies, then compiles
+            unit = nvvm.CompilationUnit()
+            unit.add_module(nvvm_ir.encode())
+            unit.lazy_add_module(libdevice)
+            ptx = unit.compile(**options)
+    except StrataError:
+        raise
+    except Exception as e:
+        raise StrataError(f"libNVVM rejected the kernels for {arch}: {e}") from None
+    text = bytes(ptx).decode().rstrip("\x00")
+    _PTX_CACHE[key] = text
+    return text
+
+
+def module_to_ptx(module: ModuleOp, arch: str = "sm_90") -> tuple[str, str]:
+    """(NVVM IR text, PTX) for the GPU kernels of a lowered module."""
+    compute_arch(arch)
+    nvvm_ir = str(translate_kernels(module))
+    return nvvm_ir, compile_ptx(nvvm_ir, arch)
