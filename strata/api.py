@@ -12,7 +12,7 @@ from strata.errors import StrataError
 from strata.ir import as_module
 from strata.runtime.reference import interpreter
 
-TARGETS_NOT_YET = {"cuda": "the GPU backend (issue 7)"}
+TARGETS_NOT_YET: dict[str, str] = {}
 
 
 class TargetUnavailableError(StrataError):
@@ -52,6 +52,11 @@ def compile(
         from strata.runtime.cpu import CpuExecutable
 
         executable = CpuExecutable(module, entry, pipeline)
+        return Executable(executable.module, entry, target, executable, executable.plan)
+    if target == "cuda":  # elementwise programs so far (runtime/cuda.py, issue 7)
+        from strata.runtime.cuda import CudaExecutable
+
+        executable = CudaExecutable(module, entry, pipeline)
         return Executable(executable.module, entry, target, executable, executable.plan)
     if target in TARGETS_NOT_YET:
         raise TargetUnavailableError(

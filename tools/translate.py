@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import strata
-from strata.errors import StrataError
 from strata.tools.diagnostics import run_reporting_errors
 
 

@@ -1,0 +1,206 @@
+"""The CUDA runtime: compile a graph program for an NVIDIA GPU, bind device memory once, execute.
+
+    exe = CudaExecutable(module, entry=None)     # lower, PTX, load, allocate device arenas once
+    outs = exe(x, w)                             # copy in, launch every kernel, copy out
+
+Compilation: GPU_PIPELINE_STEPS (… lower-graph-to-tile, token-dce, lower-tile-to-gpu,
+plan-memory, verify-memory-plan), then loops_to_nvvm → PTX for the current device's
+architecture (sm_90 on H100/H200; sm_80-class cards take sm_80), loaded with Numba
+(`current_context().create_module_ptx`).
+
+Binding allocates one device array per arena of the memory plan and one per input, and
+writes constants (the params arena) once. A call copies the numpy inputs to the device,
+launches each kernel with grid = the tile grid (one block per tile) and the kernel's block
+size (256 threads), and copies the results back (synchronous, on the default stream).
+`launch()` runs only the kernels, on the inputs already on the device (benchmarks).
+
+Launching: Numba's `driver.launch_kernel` where it exists (numba's bundled CUDA target),
+else `cuda.bindings.driver.cuLaunchKernel` on the function handle (numba-cuda), else
+`cuda.core.launch` (../shared/notes/gpu-path.md).
+
+Only elementwise programs are on the GPU so far (lowering/tile_to_gpu.py); others raise a
+StrataError at construction. Without a usable GPU/driver the constructor raises a
+StrataError (`numba.cuda.is_available()` is False).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import math
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from strata.dialects import tile
+from strata.errors import StrataError
+from strata.lowering.loops_to_nvvm import ARCHES, module_to_ptx
+from strata.lowering.tile_to_gpu import DEFAULT_BLOCK_SIZE, GPU_PIPELINE_STEPS, gpu_kernels
+from strata.pipelines import run_pipeline
+from strata.runtime.dtypes import dense_to_numpy, numpy_dtype
+from strata.runtime.reference.interpreter import check_inputs, find_entry
+from strata.transforms.plan_memory import read_plan
+
+_MODULES: dict[tuple[int, str], object] = {}
+"""Loaded CUDA modules by (context handle, PTX hash)."""
+
+
+def cuda_available() -> bool:
+    try:
+        from numba import cuda
+
+        return bool(cuda.is_available())
+    except Exception:
+        return False
+
+
+def require_cuda():
+    """numba.cuda, or a StrataError saying why the GPU cannot be used."""
+    try:
+        from numba import cuda
+    except Exception as e:
+        raise StrataError(f"target 'cuda' needs numba with CUDA support (pip install -e '.[cuda]'): {e}") from None
+    if not cuda.is_available():
+        from strata.api import TargetUnavailableError
+
+        raise TargetUnavailableError(
+            "target 'cuda' is not available yet on this machine: no usable NVIDIA GPU or driver "
+            "(numba.cuda.is_available() is False); use target='cpu', or strata-translate --emit=ptx "
+            "to see the kernels"
+        )
+    return cuda
+
+
+def device_arch(cuda) -> str:
+    major, minor = cuda.get_current_device().compute_capability
+    arch = f"sm_{major}{minor}"
+    if arch in ARCHES:
+        return arch
+    if (major, minor) > (9, 0):
+        return "sm_90"  # PTX for compute_90 is JIT-compiled forward by the driver
+    raise StrataError(f"target 'cuda': compute capability {major}.{minor} is older than sm_80")
+
+
+class _Launcher:
+    """Launches a kernel of a Numba-loaded module with raw pointer arguments."""
+
+    def __init__(self, cuda):
+        from numba.cuda.cudadrv import driver
+
+        self.numba_launch = getattr(driver, "launch_kernel", None)
+
+    def __call__(self, function, grid: int, block: int, pointers: list[int], begin: int, end: int) -> None:
+        values = [*pointers, begin, end]
+        types = [ctypes.c_void_p] * len(pointers) + [ctypes.c_int64, ctypes.c_int64]
+        if self.numba_launch is not None:
+            args = [t(v) for t, v in zip(types, values)]
+            self.numba_launch(function.handle, grid, 1, 1, block, 1, 1, 0, 0, args)
+            return
+        try:
+            from cuda.bindings import driver as cu
+        except ImportError:
+            cu = None
+        if cu is not None:
+            handle = function.handle
+            (err,) = cu.cuLaunchKernel(handle, grid, 1, 1, block, 1, 1, 0, 0, (tuple(values), tuple(types)), 0)
+            if err != cu.CUresult.CUDA_SUCCESS:
+                raise StrataError(f"cuLaunchKernel failed: {err}")
+            return
+        from cuda.core.experimental import LaunchConfig, Stream, launch  # pragma: no cover
+
+        args = [np.uint64(p) for p in pointers] + [np.int64(begin), np.int64(end)]
+        launch(Stream.from_handle(0), LaunchConfig(grid=grid, block=block), function.kernel, *args)
+
+
+class CudaExecutable:
+    """A program lowered for the GPU; device memory is bound once at construction."""
+
+    def __init__(self, module: ModuleOp, entry: str | None = None, pipeline: str | None = None):
+        cuda = require_cuda()
+        self.cuda = cuda
+        self.signature = find_entry(module, entry).clone()
+        lowered = module.clone()
+        if pipeline:
+            run_pipeline(lowered, pipeline)
+        run_pipeline(lowered, GPU_PIPELINE_STEPS)
+        self.module = lowered
+        self.program = find_entry(lowered, entry)
+        self.plan = read_plan(self.program)
+        self.arch = device_arch(cuda)
+        kernels = {k.sym_name.data: k for k in gpu_kernels(lowered)}
+        self.ptx = module_to_ptx(lowered, self.arch)[1] if kernels else ""
+        self.cuda_module = self._load(self.ptx) if kernels else None
+        self.launcher = _Launcher(cuda)
+        self._bind(kernels)
+
+    def _load(self, ptx: str):
+        context = self.cuda.current_context()
+        key = (id(context), hashlib.sha256(ptx.encode()).hexdigest())
+        if key not in _MODULES:
+            _MODULES[key] = context.create_module_ptx(ptx)
+        return _MODULES[key]
+
+    def _bind(self, kernels) -> None:
+        cuda = self.cuda
+        self.arenas = {
+            name: cuda.device_array(size, dtype=np.uint8) for name, size in self.plan["arenas"].items() if size
+        }
+        block = self.program.body.block
+        slots = {arg: i for i, arg in enumerate(block.args)}
+        self.inputs = []
+        for t in self.signature.function_type.inputs.data:
+            dtype = numpy_dtype(t.element_type)
+            self.inputs.append(cuda.device_array(max(1, math.prod(t.get_shape())), dtype=dtype))
+        self.storage = list(self.inputs)
+        self.launches = []
+        for op in block.ops:
+            if isinstance(op, tile.BufferOp):
+                slots[op.result] = len(self.storage)
+                self.storage.append(self._planned_view(op))
+            elif isinstance(op, tile.LaunchOp):
+                name = op.kernel.string_value()
+                kernel = kernels[name]
+                grid = math.prod(kernel.attributes["tile.grid"].get_values())
+                size = kernel.attributes.get("gpu.block_size")
+                threads = size.value.data if size is not None else DEFAULT_BLOCK_SIZE
+                function = self.cuda_module.get_function(name)
+                self.launches.append((name, function, grid, threads, [slots[a] for a in op.args]))
+            elif isinstance(op, func.ReturnOp):
+                self.results = [slots[v] for v in op.arguments]
+        self.pointers = [a.device_ctypes_pointer.value or 0 for a in self.storage]
+
+    def _planned_view(self, op: tile.BufferOp):
+        dtype = numpy_dtype(op.result.type.element_type)
+        count = op.result.type.get_shape()[0]
+        offset = op.attributes["tile.offset"].value.data
+        arena = self.arenas[op.attributes["tile.arena"].data]
+        view = arena[offset : offset + count * dtype.itemsize].view(dtype)
+        if op.init is not None:
+            view.copy_to_device(np.ascontiguousarray(dense_to_numpy(op.init).reshape(-1), dtype=dtype))
+        return view
+
+    def set_inputs(self, *args: object) -> None:
+        for device, array in zip(self.inputs, check_inputs(self.signature, args)):
+            flat = np.ascontiguousarray(array).reshape(-1)
+            if flat.size:
+                device.copy_to_device(flat)
+
+    def launch(self) -> None:
+        """Run every kernel on the inputs already on the device (no copies, no sync)."""
+        for _, function, grid, threads, buffers in self.launches:
+            self.launcher(function, grid, threads, [self.pointers[b] for b in buffers], 0, grid)
+
+    def get_results(self) -> tuple[np.ndarray, ...]:
+        self.cuda.synchronize()
+        outputs = []
+        for slot, t in zip(self.results, self.signature.function_type.outputs.data):
+            shape = tuple(t.get_shape())
+            host = self.storage[slot].copy_to_host()
+            outputs.append(host[: math.prod(shape)].reshape(shape))
+        return tuple(outputs)
+
+    def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
+        self.set_inputs(*args)
+        self.launch()
+        return self.get_results()
