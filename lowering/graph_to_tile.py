@@ -258,10 +258,12 @@ def _into_new_buffer(op: Operation, p: ProgramLowering, source_view: TensorViewT
 
 
 def read_only_as_matmul_operand(value: SSAValue) -> bool:
-    """Every use of `value` is a matmul operand (directly or as the operand of the matmul
-    heading a graph.fused), and matmuls read operands through any strided view."""
+    """Every use of `value` is a matmul operand (directly, as q/k/v of an attention, or as
+    an operand of the matmul heading a graph.fused): those read through any strided view."""
     for use in value.uses:
         user = use.operation
+        if isinstance(user, graph.AttentionOp):
+            continue
         if isinstance(user, graph.FusedOp):
             arg = user.body.block.args[use.index]
             head = user.body.block.first_op

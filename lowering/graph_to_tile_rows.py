@@ -222,7 +222,8 @@ def softmax_kernel(
     else:
         write = lambda c: row.map([exp_shifted(c), row.spread(total)], lambda e, a: e(arith.DivfOp(*a)))
     row.write_pass(y, write, element)
-    p.launch(row.k, [source, out])
+    # The write pass reads each column tile before writing it: safe in place.
+    p.launch(row.k, [source, out], in_place=[0])
     return out
 
 
@@ -290,7 +291,7 @@ def _normalize(op: Operation, p: ProgramLowering, centered: bool) -> None:
 
     write = lambda c: row.map([centre(c), row.spread(scale), *(row.load(q, c) for q in params)], normalized)
     row.write_pass(k.partition(len(buffers), layout.view(element), layout.tile), write, element)
-    p.launch(k, [*buffers, out])
+    p.launch(k, [*buffers, out], in_place=[0])
     p.bind(op.results[0], out)
 
 

@@ -20,7 +20,7 @@ or the NVPTX backend does not take:
 | `fneg` (LLVM 8) | `fsub -0.0, x` |
 | `llvm.maximum/minimum` (LLVM 8) | `llvm.maxnum/minnum` + NaN select (NaN-propagating) |
 | `llvm.smax/smin/umax/umin`, `llvm.abs` (LLVM 12) | `icmp` + `select` |
-| `llvm.exp/exp2/log/log2/pow/sin/cos/roundeven`, libm `tanh/erf/log1p` | libdevice `__nv_*` |
+| `llvm.exp/exp2/log/log2/pow/sin/cos/roundeven/fabs`, libm `tanh/erf/log1p` | libdevice `__nv_*` |
 
 bf16 has no LLVM 7 type: kernels using it are refused with a StrataError. Math functions
 come from libdevice (`libdevice.10.bc`, added lazily after the module verifies, like
@@ -73,6 +73,7 @@ ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90")
 LIBDEVICE_FUNCTIONS = {
     "llvm.exp": "exp", "llvm.exp2": "exp2", "llvm.log": "log", "llvm.log2": "log2",
     "llvm.pow": "pow", "llvm.sin": "sin", "llvm.cos": "cos", "llvm.roundeven": "rint",
+    "llvm.fabs": "fabs",  # libNVVM: "Unsupported intrinsic: llvm.fabs.f32"
 }  # fmt: skip
 """LLVM intrinsics the NVPTX backend cannot select (or LLVM 7 lacks) → libdevice names."""
 

@@ -117,14 +117,20 @@ WHAT_USES = {
 
 def check_elementwise(kernel: tile.KernelOp) -> None:
     """Raise a StrataError if `kernel` is not an elementwise kernel of this slice."""
-    for op in kernel.body.block.ops:
-        if isinstance(op, ELEMENTWISE_OPS) or op.dialect_name() in ("arith", "math"):
+    unsupported: list[str] = []
+    for op in kernel.body.walk():
+        if op is kernel or isinstance(op, ELEMENTWISE_OPS + (tile.YieldOp, scf.YieldOp)):
             continue
-        hint = WHAT_USES.get(op.name)
-        used_by = f" (used by {hint})" if hint else ""
+        if op.dialect_name() in ("arith", "math") or op.name in unsupported:
+            continue
+        unsupported.append(op.name)
+    if unsupported:
+        names = ", ".join(f"'{n}'" for n in unsupported)
+        hints = sorted({WHAT_USES[n] for n in unsupported if n in WHAT_USES})
+        used_by = f" ({'; '.join(hints)})" if hints else ""
         raise StrataError(
             f"lower-tile-to-gpu: kernel @{kernel.sym_name.data} is not on the GPU yet: it uses "
-            f"'{op.name}'{used_by}; the GPU backend lowers only elementwise kernels so far "
+            f"{names}{used_by}; the GPU backend lowers only elementwise kernels so far "
             "(elementwise ops, fused elementwise groups, reshape, constants; issue 7)"
         )
 

@@ -117,3 +117,32 @@ def test_fuse_patterns_keep_numerics(seed):
         assert comparison.ok, comparison
     for comparison in compare(strata.compile(text, target="cpu")(*args), want):
         assert comparison.ok, comparison
+
+
+def test_recognized_attention_and_gelu_keep_numerics():
+    """The example's explicit causal attention and a hand-written tanh GELU are recognized
+    and compute what the explicit forms compute."""
+    import sys
+
+    sys.path.insert(0, str(EXAMPLES))
+    from transformer_block import build_transformer_block
+
+    g = build_transformer_block(batch=2, seq=9, d_model=16, heads=2, d_ff=32)
+    text = str(g.build())
+    recognized = parse_module(text)
+    run_pipeline(recognized, "fuse-patterns")
+    assert any(op.name == "graph.attention" and op.params()["causal"] for op in recognized.walk())
+    rng = np.random.default_rng(4)
+    args = [rng.standard_normal(t.get_shape()).astype(np.float32) * 0.3 for t in recognized.body.block.first_op.function_type.inputs.data]
+    want = strata.interpret(text, *args)
+    for comparison in compare(strata.interpret(recognized, *args), want):
+        assert comparison.ok, comparison
+    h = strata.Graph("gelu")
+    x = h.input("x", (33,))
+    h.output(0.5 * x * (1.0 + ops.tanh(0.7978845608028654 * (x + 0.044715 * (x * x * x)))))
+    gelu_text = str(h.build())
+    folded = parse_module(gelu_text)
+    run_pipeline(folded, "fuse-patterns,canonicalize")
+    assert [op.name for op in folded.walk() if op.name.startswith("graph.")] == ["graph.gelu"]
+    xs = np.linspace(-5, 5, 33, dtype=np.float32)
+    np.testing.assert_allclose(strata.interpret(folded, xs)[0], strata.interpret(gelu_text, xs)[0], rtol=1e-5, atol=1e-6)

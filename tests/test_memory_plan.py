@@ -69,7 +69,8 @@ def test_random_plans_are_safe_aligned_below_naive_and_deterministic(seed, strat
 
 def test_transformer_block_activations_well_under_half_of_naive():
     _, plan = planned(str(build_transformer_block(batch=2, seq=64, d_model=128, heads=4, d_ff=512).build()))
-    assert plan["arenas"]["activations"] + plan["arenas"]["workspace"] < plan["naive_bytes"] / 2
+    assert plan["arenas"]["activations"] < 0.4 * plan["naive_bytes"]
+    assert plan["arenas"]["activations"] + plan["arenas"]["workspace"] <= plan["naive_bytes"] / 2
 
 
 def test_generated_code_never_allocates():

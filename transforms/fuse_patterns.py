@@ -13,12 +13,19 @@ a scalar constant, of a matmul's result or operand becomes `alpha`:
 Runs before constant folding (seed 001: a folded transpose of a constant weight would
 otherwise be materialized). Numerics: folding a scale into alpha multiplies the product
 once instead of the operand or the result, so the result may differ in the last bit.
+It also recognizes two DAGs (seed 001): the explicit attention
+matmul → [causal mask] → softmax → matmul becomes graph.attention (causal = true when the
+mask is a select or add of a constant that hides exactly the keys above the diagonal), and
+the 8-op tanh GELU becomes graph.gelu {approximate = "tanh"}.
+
 Matmul epilogues (bias, activation, residual) are fused by fuse-elementwise.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -33,6 +40,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from strata.dialects import graph
+from strata.dialects.graph_base import ShapeError
 from strata.runtime.dtypes import dense_to_numpy
 
 
@@ -109,13 +117,161 @@ class FoldScaleOfOperand(RewritePattern):
             return
 
 
+def constant_array(value: SSAValue) -> np.ndarray | None:
+    owner = value.owner
+    return dense_to_numpy(owner.value) if isinstance(owner, graph.ConstantOp) else None
+
+
+def scaled(value: SSAValue) -> tuple[SSAValue, float] | None:
+    """value = inner · factor, as a scale or a multiplication by a scalar constant."""
+    owner = value.owner
+    if isinstance(owner, graph.ScaleOp):
+        return owner.x, owner.params()["value"]
+    if isinstance(owner, graph.MulOp):
+        for inner, other in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+            c = constant_array(other)
+            if c is not None and c.size == 1 and inner.type == value.type:
+                return inner, float(c.reshape(()))
+    return None
+
+
+def plus_constant(value: SSAValue, constant: float) -> SSAValue | None:
+    """The other operand of value = other + constant (either order)."""
+    owner = value.owner
+    if isinstance(owner, graph.AddOp):
+        for inner, other in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+            c = constant_array(other)
+            if c is not None and c.size == 1 and np.isclose(c.reshape(()), constant) and inner.type == value.type:
+                return inner
+    return None
+
+
+def is_cube_of(value: SSAValue, x: SSAValue) -> bool:
+    owner = value.owner
+    if isinstance(owner, graph.PowOp):
+        c = constant_array(owner.rhs)
+        return owner.lhs is x and c is not None and c.size == 1 and c.reshape(()) == 3
+    if isinstance(owner, graph.MulOp):
+        for a, b in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+            square = b.owner
+            if a is x and isinstance(square, graph.MulOp) and square.lhs is x and square.rhs is x:
+                return True
+    return False
+
+
+def gelu_tanh_input(value: SSAValue) -> SSAValue | None:
+    """x if value = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), in the usual op orders."""
+    candidates = []
+    halved = scaled(value)
+    if halved is not None and np.isclose(halved[1], 0.5) and isinstance(halved[0].owner, graph.MulOp):
+        product = halved[0].owner
+        candidates += [(product.lhs, product.rhs), (product.rhs, product.lhs)]
+    elif isinstance(value.owner, graph.MulOp):
+        product = value.owner
+        for a, b in ((product.lhs, product.rhs), (product.rhs, product.lhs)):
+            for side, other in ((a, b), (b, a)):
+                half = scaled(side)
+                if half is not None and np.isclose(half[1], 0.5):
+                    candidates.append((half[0], other))
+    for x, gate in candidates:
+        inner = plus_constant(gate, 1.0)
+        if inner is None or not isinstance(inner.owner, graph.TanhOp):
+            continue
+        argument = scaled(inner.owner.x)
+        if argument is None or not np.isclose(argument[1], np.sqrt(2 / np.pi), rtol=1e-6):
+            continue
+        total = argument[0].owner
+        if not isinstance(total, graph.AddOp):
+            continue
+        for a, b in ((total.lhs, total.rhs), (total.rhs, total.lhs)):
+            cubic = scaled(b)
+            if a is x and cubic is not None and np.isclose(cubic[1], 0.044715) and is_cube_of(cubic[0], x):
+                return x
+    return None
+
+
+class RecognizeGeluTanh(RewritePattern):
+    """The 8-op tanh-approximation DAG -> graph.gelu {approximate = "tanh"} (seed 001)."""
+
+    def match_and_rewrite(self, op, rewriter: PatternRewriter):
+        if not isinstance(op, graph.ScaleOp | graph.MulOp):
+            return
+        x = gelu_tanh_input(op.results[0])
+        if x is not None and x.type == op.results[0].type:
+            rewriter.replace(op, graph.GeluOp.make([x], approximate="tanh"))
+
+
+def causal_mask(value: SSAValue) -> SSAValue | None:
+    """The scores s if value masks them causally: select(mask, very negative, s) or
+    s + additive mask, with the mask true / very negative exactly above the diagonal."""
+    owner = value.owner
+    if isinstance(owner, graph.SelectOp):
+        mask, fill = constant_array(owner.cond), constant_array(owner.a)
+        if mask is not None and fill is not None and fill.size == 1 and fill.reshape(()) <= -1e9:
+            return owner.b if is_upper_triangle(mask) else None
+    if isinstance(owner, graph.AddOp):
+        for scores, other in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+            additive = constant_array(other)
+            if additive is not None and additive.ndim >= 2 and is_upper_triangle(additive <= -1e9) and np.all((additive <= -1e9) | (additive == 0)):
+                return scores
+    return None
+
+
+def is_upper_triangle(mask: np.ndarray) -> bool:
+    if mask.ndim < 2:
+        return False
+    rows, columns = mask.shape[-2:]
+    expected = np.arange(columns)[None, :] > np.arange(rows)[:, None]
+    return bool(np.all(mask == np.broadcast_to(expected, mask.shape)))
+
+
+class RecognizeAttention(RewritePattern):
+    """matmul(softmax(scale · q kᵀ [causal mask]), v) -> graph.attention (seed 001). The
+    softmax must be over the last axis and every intermediate used once."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.MatmulOp, rewriter: PatternRewriter):
+        params = op.params()
+        softmax = op.a.owner
+        if params["transpose_a"] or params["transpose_b"] or params["alpha"] != 1.0:
+            return
+        if not isinstance(softmax, graph.SoftmaxOp) or not op.a.has_one_use():
+            return
+        rank = len(softmax.x.type.get_shape())
+        if softmax.params()["axis"] % rank != rank - 1 or not softmax.x.has_one_use():
+            return
+        scores, causal = softmax.x, False
+        unmasked = causal_mask(scores)
+        if unmasked is not None:
+            scores, causal = unmasked, True
+            if not scores.has_one_use():
+                return
+        product = scores.owner
+        if not isinstance(product, graph.MatmulOp):
+            return
+        p = product.params()
+        if p["transpose_a"] or not p["transpose_b"]:
+            return
+        try:
+            attention = graph.AttentionOp.make(
+                [product.a, product.b, op.b], op.result.type, scale=p["alpha"], causal=causal
+            )
+        except ShapeError:
+            return
+        rewriter.replace(op, attention)
+
+
 @dataclass(frozen=True)
 class FusePatternsPass(ModulePass):
-    """Fold transposes and scalar scaling into matmul flags (see module docstring)."""
+    """Fold transposes and scalar scaling into matmul flags; recognize attention and the
+    tanh GELU (see module docstring)."""
 
     name = "fuse-patterns"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = GreedyRewritePatternApplier([AbsorbTranspose(), FoldScaleOfResult(), FoldScaleOfOperand()])
+        patterns = GreedyRewritePatternApplier([
+            AbsorbTranspose(), FoldScaleOfResult(), FoldScaleOfOperand(),
+            RecognizeGeluTanh(), RecognizeAttention(),
+        ])  # fmt: skip
         PatternRewriteWalker(patterns).rewrite_module(op)
 

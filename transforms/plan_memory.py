@@ -51,6 +51,8 @@ from strata.dialects.tile_types import element_bytes
 
 ALIGNMENT = 64
 ARENAS = ("params", "activations", "workspace", "grads", "external")
+REUSABLE = ("activations", "workspace")
+"""Arenas whose buffers a kernel may overwrite in place (not constants or results)."""
 
 
 def aligned(n: int) -> int:
@@ -150,16 +152,17 @@ def arena_class(op: tile.BufferOp, returned: list[SSAValue]) -> str:
 
 
 def share_in_place(launches, kernels, slot_of: dict[SSAValue, Slot], live, plan: Plan) -> None:
-    """An elementwise kernel's output takes over an input slot that dies at that launch."""
+    """A kernel that reads each input element before writing that position (elementwise,
+    row kernels: `tile.in_place`) writes its output over an input that dies there."""
     for step, launch in enumerate(launches):
         kernel = kernels.get(launch.kernel.string_value())
         eligible = kernel.attributes.get("tile.in_place") if kernel is not None else None
         output = launch.args[-1]
-        if eligible is None or output not in slot_of or slot_of[output].arena != "activations":
+        if eligible is None or output not in slot_of or slot_of[output].arena not in REUSABLE:
             continue
         for index in eligible.get_values():
             source = slot_of.get(launch.args[index])
-            if source is None or source.arena != "activations" or source.last != step:
+            if source is None or source.arena != slot_of[output].arena or source.last != step:
                 continue
             if source.bytes != slot_of[output].bytes or launch.args.count(launch.args[index]) > 1:
                 continue

@@ -275,7 +275,7 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NEXT:    [[OUT:%[0-9a-z_]+]] = tile.buffer : memref<32xf32>
 // CHECK-NEXT:    tile.launch @softmax_softmax_0(%x, [[OUT]]) : memref<32xf32>, memref<32xf32>
 // CHECK-NEXT:    func.return [[OUT]] : memref<32xf32>
-// CHECK:       tile.kernel @softmax_softmax_0({{.*}}) attributes {grid = array<i64: 1>} {
+// CHECK:       tile.kernel @softmax_softmax_0({{.*}}) attributes {grid = array<i64: 1>, tile.in_place = array<i64: 0>} {
 // CHECK:         [[PX:%[0-9a-z_]+]] = tile.make_partition_view {{.*}} -> !tile.partition_view<4x8, !tile.tensor_view<4x8xf32, strides [8, 1], offset 0>>
 // CHECK:         [[PY:%[0-9a-z_]+]] = tile.make_partition_view {{.*}} -> !tile.partition_view<4x8, !tile.tensor_view<4x8xf32, strides [8, 1], offset 0>>
 // Pass 1: max.
@@ -324,7 +324,7 @@ func.func @layernorm(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) 
 // CHECK-LABEL: func.func @layernorm(%x: memref<32xf32>, %g: memref<8xf32>, %b: memref<8xf32>) -> memref<32xf32> {
 // CHECK-NEXT:    [[OUT:%[0-9a-z_]+]] = tile.buffer : memref<32xf32>
 // CHECK-NEXT:    tile.launch @layernorm_layernorm_0(%x, %g, %b, [[OUT]]) : memref<32xf32>, memref<8xf32>, memref<8xf32>, memref<32xf32>
-// CHECK:       tile.kernel @layernorm_layernorm_0([[X:%[0-9a-z_]+]]: memref<32xf32>, [[G:%[0-9a-z_]+]]: memref<8xf32>, [[BT:%[0-9a-z_]+]]: memref<8xf32>, [[Y:%[0-9a-z_]+]]: memref<32xf32>) attributes {grid = array<i64: 1>} {
+// CHECK:       tile.kernel @layernorm_layernorm_0([[X:%[0-9a-z_]+]]: memref<32xf32>, [[G:%[0-9a-z_]+]]: memref<8xf32>, [[BT:%[0-9a-z_]+]]: memref<8xf32>, [[Y:%[0-9a-z_]+]]: memref<32xf32>) attributes {grid = array<i64: 1>, tile.in_place = array<i64: 0>} {
 // CHECK:         tile.make_tensor_view [[X]] : memref<32xf32> -> !tile.tensor_view<4x8xf32, strides [8, 1], offset 0>
 // CHECK:         tile.make_tensor_view [[G]] : memref<8xf32> -> !tile.tensor_view<4x8xf32, strides [0, 1], offset 0>
 // CHECK:         tile.make_tensor_view [[BT]] : memref<8xf32> -> !tile.tensor_view<4x8xf32, strides [0, 1], offset 0>
@@ -408,7 +408,7 @@ func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x
 // CHECK:         arith.constant 0.353553385 : f32
 // CHECK-NEXT:    arith.mulf
 // CHECK-NOT:     tile.iota
-// CHECK:       tile.kernel @attention_attention_softmax_1({{.*}}) attributes {grid = array<i64: 2, 1>} {
+// CHECK:       tile.kernel @attention_attention_softmax_1({{.*}}) attributes {grid = array<i64: 2, 1>, tile.in_place = array<i64: 0>} {
 // CHECK-DAG:     [[C4:%[0-9a-z_]+]] = arith.constant 4 : index
 // CHECK-DAG:     [[C8:%[0-9a-z_]+]] = arith.constant 8 : index
 // CHECK-DAG:     {{%[0-9a-z_]+}} = tile.program_id 0 : index

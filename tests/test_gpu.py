@@ -1,0 +1,338 @@
+"""The GPU backend (issue 7, first slice: elementwise programs).
+
+Without a GPU (here and in CI): every elementwise op (f32, f64, f16; i32/i64 where the op
+allows), casts, compare/select, constants and reshapes, copy kernels and fused chains at odd
+sizes are lowered with lower-tile-to-gpu, translated to NVVM IR, compiled to PTX by libNVVM
+and the PTX is validated with `ptxas -arch=sm_90` (and sm_80 for some). Non-elementwise
+programs raise a StrataError naming the op.
+
+With a GPU (`numba.cuda.is_available()`): strata.compile(target="cuda") against the
+reference interpreter with strata-run --check's tolerances.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import strata
+from strata.check import compare
+from strata.errors import StrataError
+from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS
+from strata.pipelines import run_pipeline
+
+CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda-13.0")
+PTXAS = shutil.which("ptxas") or os.path.join(CUDA_HOME, "bin", "ptxas")
+DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
+
+
+def _libnvvm_available() -> bool:
+    try:
+        from strata.lowering.loops_to_nvvm import find_libdevice, nvvm_ir_version
+
+        nvvm_ir_version()
+        find_libdevice()
+        return True
+    except Exception:
+        return False
+
+
+def _cuda_available() -> bool:
+    from strata.runtime.cuda import cuda_available
+
+    return cuda_available()
+
+
+needs_ptx_tools = pytest.mark.skipif(
+    not (os.path.exists(PTXAS) and _libnvvm_available()), reason="ptxas or libNVVM/libdevice not found"
+)
+needs_gpu = pytest.mark.skipif(not _cuda_available(), reason="no CUDA GPU (numba.cuda.is_available() is False)")
+
+
+def ttype(shape, dtype):
+    return f"tensor<{''.join(f'{d}x' for d in shape)}{dtype}>"
+
+
+def single_op(op: str, operands, result, props: str = "") -> str:
+    args = ", ".join(f"%a{i}: {ttype(s, d)}" for i, (s, d) in enumerate(operands))
+    names = ", ".join(f"%a{i}" for i in range(len(operands)))
+    in_types = ", ".join(ttype(s, d) for s, d in operands)
+    out = ttype(*result)
+    props = f" <{{{props}}}>" if props else ""
+    return (
+        f"func.func @main({args}) -> {out} {{\n"
+        f'  %0 = "{op}"({names}){props} : ({in_types}) -> {out}\n'
+        f"  func.return %0 : {out}\n}}\n"
+    )
+
+
+def chain(n: int, dtype: str = "f32") -> str:
+    """An 8-op fused chain with a broadcast operand, two results (multi-output fusion)."""
+    t, s = ttype((n,), dtype), ttype((1,), dtype)
+    return f"""func.func @main(%a: {t}, %b: {t}, %c: {s}) -> ({t}, {t}) {{
+  %0 = "graph.add"(%a, %b) : ({t}, {t}) -> {t}
+  %1 = "graph.mul"(%0, %c) : ({t}, {s}) -> {t}
+  %2 = "graph.sub"(%1, %b) : ({t}, {t}) -> {t}
+  %3 = "graph.relu"(%2) : ({t}) -> {t}
+  %4 = "graph.neg"(%3) : ({t}) -> {t}
+  %5 = "graph.exp"(%4) : ({t}) -> {t}
+  %6 = "graph.add"(%5, %a) : ({t}, {t}) -> {t}
+  %7 = "graph.tanh"(%6) : ({t}) -> {t}
+  func.return %7, %2 : {t}, {t}
+}}
+"""
+
+
+def random_array(rng, shape, dtype):
+    np_dtype = DTYPES[dtype]
+    if dtype == "i1":
+        return rng.random(shape) < 0.5
+    if dtype.startswith("i"):
+        return rng.integers(-50, 50, size=shape).astype(np_dtype)
+    return rng.standard_normal(shape).astype(np_dtype)
+
+
+def lower(text: str):
+    module = strata.parse_module(text)
+    run_pipeline(module, GPU_PIPELINE_STEPS)
+    return module
+
+
+def ptx_of(text: str, arch: str = "sm_90") -> str:
+    from strata.lowering.loops_to_nvvm import module_to_ptx
+
+    return module_to_ptx(lower(text), arch)[1]
+
+
+def ptxas(ptx: str, arch: str, tmp_path) -> None:
+    path = tmp_path / "kernels.ptx"
+    path.write_text(ptx)
+    result = subprocess.run([PTXAS, f"-arch={arch}", str(path), "-o", os.devnull], capture_output=True, text=True)
+    assert result.returncode == 0, f"ptxas -arch={arch} rejected the PTX:\n{result.stderr}\n{ptx}"
+
+
+def check_ptx(text: str, tmp_path, arch: str = "sm_90") -> str:
+    ptx = ptx_of(text, arch)
+    assert f".target {arch}" in ptx
+    assert ".entry main" in ptx
+    for register in ("%tid.x", "%ntid.x"):  # %ctaid.x folds away on a one-block grid
+        assert register in ptx
+    assert "st.global" in ptx
+    assert "bar.sync" not in ptx and ".shared" not in ptx  # elementwise: no barriers, no shared memory
+    ptxas(ptx, arch, tmp_path)
+    return ptx
+
+
+# The op catalogue of this slice ----------------------------------------------------------
+
+UNARY_FLOAT = ["exp", "tanh", "sigmoid", "silu", "erf", "neg", "abs", "relu", "log", "sqrt", "rsqrt", "gelu"]
+UNARY_INT = ["neg", "abs", "relu"]
+BINARY = ["add", "sub", "mul", "maximum", "minimum"]
+FLOAT_BINARY = ["div", "pow"]
+FLOATS = ["f32", "f64", "f16"]
+INTS = ["i32", "i64"]
+CASTS = [("f32", "i32"), ("f32", "i64"), ("f64", "i32"), ("i32", "f32"), ("i64", "f64"), ("f32", "f64"), ("f64", "f32"), ("f32", "i1"), ("i1", "f32"), ("i64", "i32"), ("i32", "i64"), ("f16", "f32"), ("f32", "f16")]
+
+CASES: list[tuple[str, str]] = []
+"""(id, module text) for every elementwise op of this slice."""
+for _dtype in FLOATS:
+    for _name in UNARY_FLOAT:
+        CASES.append((f"{_name}-{_dtype}", single_op(f"graph.{_name}", [((17, 33), _dtype)], ((17, 33), _dtype))))
+    for _name in BINARY + FLOAT_BINARY:
+        CASES.append((f"{_name}-{_dtype}", single_op(f"graph.{_name}", [((17, 33), _dtype), ((33,), _dtype)], ((17, 33), _dtype))))
+    CASES.append((f"scale-{_dtype}", single_op("graph.scale", [((7,), _dtype)], ((7,), _dtype), "value = -2.5 : f64")))
+for _dtype in INTS:
+    for _name in UNARY_INT:
+        CASES.append((f"{_name}-{_dtype}", single_op(f"graph.{_name}", [((17, 5), _dtype)], ((17, 5), _dtype))))
+    for _name in BINARY:
+        CASES.append((f"{_name}-{_dtype}", single_op(f"graph.{_name}", [((7, 1, 5), _dtype), ((4, 1), _dtype)], ((7, 4, 5), _dtype))))
+for _approximate in ("none", "tanh"):
+    CASES.append((f"gelu-{_approximate}", single_op("graph.gelu", [((9, 13), "f32")], ((9, 13), "f32"), f'approximate = "{_approximate}"')))
+for _predicate in ("lt", "le", "gt", "ge", "eq", "ne"):
+    for _dtype in ("f32", "i64", "f16"):
+        CASES.append((f"compare-{_predicate}-{_dtype}", single_op("graph.compare", [((7, 5), _dtype), ((7, 5), _dtype)], ((7, 5), "i1"), f'predicate = "{_predicate}"')))
+CASES.append(("select", single_op("graph.select", [((7, 1), "i1"), ((7, 5), "f32"), ((5,), "f32")], ((7, 5), "f32"))))
+for _source, _target in CASTS:
+    CASES.append((f"cast-{_source}-{_target}", single_op("graph.cast", [((9, 7), _source)], ((9, 7), _target))))
+CONSTANT_AND_RESHAPE = """func.func @main(%x: tensor<2x6xf32>) -> tensor<3x4xf32> {
+  %c = "graph.constant"() <{value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>}> : () -> tensor<4xf32>
+  %r = "graph.reshape"(%x) : (tensor<2x6xf32>) -> tensor<3x4xf32>
+  %0 = "graph.add"(%r, %c) : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  func.return %0 : tensor<3x4xf32>
+}"""
+CASES.append(("constant-reshape", CONSTANT_AND_RESHAPE))
+for _n in (1, 7, 1000):
+    CASES.append((f"chain-{_n}", chain(_n)))
+    CASES.append((f"chain-{_n}-f16", chain(_n, "f16")))
+CASES.append(("chain-2d-odd", chain(7).replace("tensor<7xf32>", "tensor<7x1000xf32>").replace("tensor<1xf32>", "tensor<1000xf32>")))
+COPIES = [
+    ("transpose", single_op("graph.transpose", [((7, 33), "f32")], ((33, 7), "f32"), "permutation = array<i64: 1, 0>")),
+    ("broadcast_to", single_op("graph.broadcast_to", [((7, 1), "f64")], ((3, 7, 33), "f64"))),
+    ("slice", single_op("graph.slice", [((17, 33), "f32")], ((6, 7), "f32"), "starts = array<i64: 1, 2>, limits = array<i64: 17, 33>, steps = array<i64: 3, 5>")),
+    ("concat", single_op("graph.concat", [((2, 5), "f32"), ((7, 5), "f32"), ((1, 5), "f32")], ((10, 5), "f32"), "axis = 0 : i64")),
+]
+"""Copy kernels through strided views: views, loads and stores only, so they lower too."""
+
+IDS = [case_id for case_id, _ in CASES + COPIES]
+TEXTS = [text for _, text in CASES + COPIES]
+
+
+@needs_ptx_tools
+@pytest.mark.parametrize("text", TEXTS, ids=IDS)
+def test_ptx_is_accepted_by_ptxas(text, tmp_path):
+    check_ptx(text, tmp_path)
+
+
+@needs_ptx_tools
+@pytest.mark.parametrize("case", ["exp-f32", "pow-f64", "maximum-f16", "cast-f32-i32", "chain-1000"])
+def test_ptx_for_sm80(case, tmp_path):
+    check_ptx(dict(CASES)[case], tmp_path, "sm_80")
+
+
+@needs_ptx_tools
+def test_math_goes_through_libdevice_and_exact_ops_stay_ieee():
+    ptx = ptx_of(chain(1000))
+    assert "ex2.approx" in ptx  # libdevice's __nv_expf, inlined
+    assert "div.full" not in ptx and "sqrt.approx" not in ptx
+    # -fma=0: the program's own mul + add are not contracted (fuse-fma is opt-in).
+    mul_add = ptx_of(single_op("graph.mul", [((64,), "f32"), ((64,), "f32")], ((64,), "f32")))
+    assert "mul.rn.f32" in mul_add and "fma" not in mul_add
+    assert "sqrt.rn.f32" in ptx_of(dict(CASES)["sqrt-f32"])
+    assert "div.rn.f32" in ptx_of(dict(CASES)["div-f32"])
+
+
+@needs_ptx_tools
+def test_nvvm_ir_is_typed_and_annotated():
+    from strata.lowering.loops_to_nvvm import translate_kernels
+
+    text = str(translate_kernels(lower(chain(7))))
+    assert 'target triple = "nvptx64-nvidia-cuda"' in text
+    assert "float addrspace(1)* noalias" in text
+    assert " ptr " not in text  # no opaque pointers for the LLVM 7 reader
+    assert '!"kernel", i32 1' in text and '!"maxntidx", i32 256' in text
+    assert "!nvvmir.version" in text
+    assert '@"__nv_expf"' in text and '@"__nv_tanhf"' in text
+    assert 'call i32 @"llvm.nvvm.read.ptx.sreg.tid.x"()' in text
+
+
+def test_gpu_kernel_structure():
+    module = lower(chain(7))
+    text = str(module)
+    assert "func.func private @llvm.nvvm.read.ptx.sreg.ctaid.x() -> i32" in text
+    assert "gpu.kernel" in text and "gpu.block_size = 256" in text
+    assert "tile.kernel" not in text and "memref.alloca" not in text
+    # Both results of the fused group are stored in one thread loop.
+    assert text.count("scf.for") == 1 and text.count("memref.store") == 2
+
+
+@pytest.mark.parametrize(
+    "text, op",
+    [
+        (single_op("graph.matmul", [((7, 17), "f32"), ((17, 33), "f32")], ((7, 33), "f32")), "'tile.mma'"),
+        (single_op("graph.softmax", [((7, 33), "f32")], ((7, 33), "f32"), "axis = -1 : i64"), "'tile.reduce'"),
+        (single_op("graph.reduce_sum", [((7, 33), "f32")], ((7,), "f32"), "axes = array<i64: 1>"), "'tile.reduce'"),
+    ],
+    ids=["matmul", "softmax", "reduce_sum"],
+)
+def test_non_elementwise_is_refused(text, op):
+    with pytest.raises(StrataError, match="not on the GPU yet") as info:
+        lower(text)
+    assert op in str(info.value)
+
+
+def test_unsupported_arch_and_bf16_are_clear_errors():
+    from strata.lowering.loops_to_nvvm import translate_kernels, compute_arch
+
+    with pytest.raises(StrataError, match="unsupported GPU architecture 'sm_70'"):
+        compute_arch("sm_70")
+    module = lower(single_op("graph.add", [((8,), "bf16"), ((8,), "bf16")], ((8,), "bf16")))
+    with pytest.raises(StrataError, match="bf16 is not on the GPU yet"):
+        translate_kernels(module, ir_version=(2, 0, 3, 2))
+
+
+@pytest.mark.skipif(_cuda_available(), reason="a GPU is present")
+def test_compile_cuda_without_gpu_is_a_clear_error():
+    with pytest.raises(StrataError, match="no usable NVIDIA GPU or driver"):
+        strata.compile(chain(7), target="cuda")
+
+
+# On the GPU -----------------------------------------------------------------------------------
+
+
+def inputs_for(text: str, case_id: str, rng):
+    function = strata.parse_module(text).ops.first
+    arrays = []
+    for t in function.function_type.inputs.data:
+        name = str(t.element_type)
+        name = {"i1": "i1"}.get(name, name)
+        arrays.append(random_array(rng, tuple(t.get_shape()), name))
+    if any(case_id.startswith(p) for p in ("log", "sqrt", "rsqrt", "pow", "div")):
+        arrays[0] = np.abs(arrays[0]) + arrays[0].dtype.type(0.5)
+    if case_id.startswith("cast-f"):
+        arrays[0] = (arrays[0] * 1e3).astype(arrays[0].dtype)
+    return arrays
+
+
+def check_on_gpu(text: str, inputs) -> None:
+    exe = strata.compile(text, target="cuda")
+    got = exe(*inputs)
+    want = strata.interpret(text, *inputs)
+    for comparison, g, w in zip(compare(got, want), got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert comparison.ok, f"{comparison}\n{text}"
+    again = exe(*inputs)  # bound once: a second call gives the same results
+    for a, b in zip(got, again):
+        np.testing.assert_array_equal(a, b)
+
+
+@needs_gpu
+@pytest.mark.parametrize("text", TEXTS, ids=IDS)
+def test_gpu_matches_reference(text, request):
+    case_id = request.node.callspec.id
+    check_on_gpu(text, inputs_for(text, case_id, np.random.default_rng(7)))
+
+
+@needs_gpu
+@pytest.mark.parametrize("n", [1, 7, 1000, 4097, 1 << 20])
+def test_gpu_fused_chain_sizes(n):
+    text = chain(n)
+    check_on_gpu(text, inputs_for(text, "chain", np.random.default_rng(n)))
+
+
+@needs_gpu
+def test_gpu_cast_saturates_and_maps_nan_to_zero():
+    x = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.7, -2.7], dtype=np.float32)
+    check_on_gpu(single_op("graph.cast", [((7,), "f32")], ((7,), "i32")), [x])
+
+
+@needs_gpu
+def test_gpu_maximum_propagates_nan():
+    x = np.array([np.nan, 1.0, -np.inf, 0.0], dtype=np.float32)
+    y = np.array([1.0, np.nan, 2.0, -0.0], dtype=np.float32)
+    for name in ("maximum", "minimum"):
+        check_on_gpu(single_op(f"graph.{name}", [((4,), "f32"), ((4,), "f32")], ((4,), "f32")), [x, y])
+
+
+@needs_gpu
+def test_gpu_in_place_chain():
+    """exp → relu → tanh over an intermediate: plan-memory may run kernels in place."""
+    t = ttype((3, 1000), "f32")
+    text = f"""func.func @main(%a: {t}, %b: {t}) -> {t} {{
+  %0 = "graph.add"(%a, %b) : ({t}, {t}) -> {t}
+  %1 = "graph.softmax"(%0) <{{axis = -1 : i64}}> : ({t}) -> {t}
+  func.return %1 : {t}
+}}"""
+    with pytest.raises(StrataError, match="not on the GPU yet"):
+        strata.compile(text, target="cuda")
+    chain_text = f"""func.func @main(%a: {t}, %b: {t}) -> ({t}, {t}) {{
+  %0 = "graph.add"(%a, %b) : ({t}, {t}) -> {t}
+  %1 = "graph.exp"(%0) : ({t}) -> {t}
+  %2 = "graph.relu"(%1) : ({t}) -> {t}
+  %3 = "graph.tanh"(%2) : ({t}) -> {t}
+  func.return %3, %0 : {t}, {t}
+}}"""
+    check_on_gpu(chain_text, inputs_for(chain_text, "chain", np.random.default_rng(3)))
