@@ -156,7 +156,6 @@ def test_run_time_failure_exits_1(tmp_path):
 @pytest.mark.parametrize(
     "args, fragment",
     [
-        (["--target", "cuda"], "target 'cuda' is not available yet"),
         (["--target", "reference", "--plan-json", "plan.json"], "need a compiled target"),
         (["--entry", "nope"], "no function @nope"),
         (["--repeat", "0", "--timing"], "--repeat must be >= 1"),
@@ -164,6 +163,14 @@ def test_run_time_failure_exits_1(tmp_path):
 )
 def test_run_usage_errors(matmul_file, args, fragment):
     assert_diagnostic(run_tool("strata-run", str(matmul_file), *args), 2, fragment)
+
+
+def test_run_cuda_target_rejects_matmul_or_missing_gpu(matmul_file):
+    """Without a GPU: the target is unavailable; with one: matmul is not on the GPU yet.
+    Either way a one-line diagnostic and exit 2."""
+    result = run_tool("strata-run", str(matmul_file), "--target", "cuda")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "target 'cuda' is not available yet" in result.stderr or "is not on the GPU yet" in result.stderr
 
 
 def test_run_missing_file():
