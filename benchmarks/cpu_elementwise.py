@@ -48,9 +48,11 @@ def bench(n: int, repeat: int, torch) -> list[list[object]]:
     rng = np.random.default_rng(0)
     x, a, b = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))
     exe = strata.compile(build(n), target="cpu")
+    unfused = strata.compile(build(n), target="cpu", fusion=False)
     t, s = np.empty_like(x), np.empty_like(x)
     impls = {
         "strata": lambda: exe(x, a, b)[0],
+        "strata unfused": lambda: unfused(x, a, b)[0],
         "numpy": lambda: numpy_chain(x, a, b),
         "numpy out=": lambda: numpy_chain_out(x, a, b, t, s),
     }
@@ -67,7 +69,7 @@ def bench(n: int, repeat: int, torch) -> list[list[object]]:
     return [
         [f"2^{n.bit_length() - 1}", name, seconds * 1e3, seconds * 1e9 / n,
          16 * n / seconds / 1e9, seconds / times["strata"],
-         kernel_count(exe) if name == "strata" else ""]
+         {"strata": kernel_count(exe), "strata unfused": kernel_count(unfused)}.get(name, "")]
         for name, seconds in times.items()
     ]
 

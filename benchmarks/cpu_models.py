@@ -111,7 +111,12 @@ def bench(name: str, program, numpy_fn, torch_fn, repeat: int, torch) -> list[ob
         rng.standard_normal(s, dtype=np.float32) * (1.0 if i == 0 else 0.1)
         for i, s in enumerate(input_shapes(program))
     ]
-    impls = {"strata": lambda: exe(*inputs)[0], "numpy": lambda: numpy_fn(*inputs)}
+    unfused = strata.compile(program, target="cpu", fusion=False)
+    impls = {
+        "strata": lambda: exe(*inputs)[0],
+        "unfused": lambda: unfused(*inputs)[0],
+        "numpy": lambda: numpy_fn(*inputs),
+    }
     if torch is not None:
         tensors = [torch.from_numpy(a) for a in inputs]
         impls["torch"] = lambda: torch_fn(torch, *tensors).numpy()
@@ -120,7 +125,7 @@ def bench(name: str, program, numpy_fn, torch_fn, repeat: int, torch) -> list[ob
         check(f"{name} ({impl})", fn(), want, rtol=1e-3, atol=1e-4)
 
     times = {impl: timeit(fn, repeat=repeat) for impl, fn in impls.items()}
-    row = [name, compile_s, kernel_count(exe), times["strata"] * 1e3]
+    row = [name, compile_s, f"{kernel_count(exe)} ({kernel_count(unfused)})", times["strata"] * 1e3]
     for impl in list(impls)[1:]:  # the baselines, in header order
         row += [times[impl] * 1e3, times[impl] / times["strata"]]
     return row
@@ -138,7 +143,8 @@ def main() -> None:
     strata.compile(warm.build(), target="cpu")
 
     rows = [bench(*model, args.repeat, torch) for model in models()]
-    headers = ["model", "compile s", "kernels", "strata ms", "numpy ms", "t(numpy) / t(strata)"]
+    headers = ["model", "compile s", "kernels (unfused)", "strata ms", "unfused ms",
+               "t(unfused) / t(strata)", "numpy ms", "t(numpy) / t(strata)"]
     if torch is not None:
         headers += ["torch ms", "t(torch) / t(strata)"]
     print_table(headers, rows)

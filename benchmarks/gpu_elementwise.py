@@ -92,7 +92,7 @@ def main(argv=None) -> int:
 
         src = cuda.to_device(a)
         dst = cuda.device_array_like(src)
-        numba_copy = time_events(cuda, lambda: dst.copy_to_device(src), args.repeat)
+        numba_copy = time_events(cuda, lambda src=src, dst=dst: dst.copy_to_device(src), args.repeat)
         row["numba_copy_GBps"] = 2 * 4 * n / numba_copy / 1e9
         if torch is not None:
             ta = torch.from_numpy(a).cuda()

@@ -48,8 +48,6 @@ from strata.lowering.loops_to_llvm import (
     DOUBLE,
     FLOAT,
     HANDLERS,
-    I1,
-    I64,
     FunctionEmitter,
     UnsupportedType,
     fastmath_flags,

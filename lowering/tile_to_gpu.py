@@ -243,7 +243,7 @@ class GpuKernelLowering(KernelLowering):
             self.cursor = guarded
         self.element_cache = {}
         values = [self.read(value, indices) for _, _, value in stores]
-        for (op, part, _), element, store_origin in zip(stores, values, store_origins):
+        for (_, part, _), element, store_origin in zip(stores, values, store_origins):
             offset = self.element_offset(part.view, store_origin, indices)
             self.emit(_memref_store(element, part.buffer, offset))
         self.element_cache = {}

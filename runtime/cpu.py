@@ -82,12 +82,19 @@ class CpuExecutable:
     """A program lowered through cpu-pipeline and JIT-compiled; `bind` (done at
     construction unless `bind=False`) gives it arenas, after which calls allocate nothing."""
 
-    def __init__(self, module: ModuleOp, entry: str | None = None, pipeline: str | None = None, bind: bool = True):
+    def __init__(
+        self,
+        module: ModuleOp,
+        entry: str | None = None,
+        pipeline: str | None = None,
+        bind: bool = True,
+        fusion: bool = True,
+    ):
         self.signature = find_entry(module, entry).clone()
         lowered = module.clone()
         if pipeline:
             run_pipeline(lowered, pipeline)
-        run_pipeline(lowered, CPU_PIPELINE)
+        run_pipeline(lowered, CPU_PIPELINE if fusion else f"{CPU_PIPELINE}{{fusion=false}}")
         self.module = lowered
         self.jit = jit_kernels(lowered)
         self.program = find_entry(lowered, entry)

@@ -34,7 +34,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from strata.dialects import tile
-from strata.errors import StrataError
+from strata.errors import StrataError, TargetUnavailableError
 from strata.lowering.loops_to_nvvm import ARCHES, module_to_ptx
 from strata.lowering.tile_to_gpu import DEFAULT_BLOCK_SIZE, GPU_PIPELINE_STEPS, gpu_kernels
 from strata.pipelines import run_pipeline
@@ -62,8 +62,6 @@ def require_cuda():
     except Exception as e:
         raise StrataError(f"target 'cuda' needs numba with CUDA support (pip install -e '.[cuda]'): {e}") from None
     if not cuda.is_available():
-        from strata.api import TargetUnavailableError
-
         raise TargetUnavailableError(
             "target 'cuda' is not available yet on this machine: no usable NVIDIA GPU or driver "
             "(numba.cuda.is_available() is False); use target='cpu', or strata-translate --emit=ptx "

@@ -12,12 +12,6 @@ from strata.errors import StrataError
 from strata.ir import as_module
 from strata.runtime.reference import interpreter
 
-TARGETS_NOT_YET: dict[str, str] = {}
-
-
-class TargetUnavailableError(StrataError):
-    """The requested target is not built yet."""
-
 
 def interpret(module_or_text: ModuleOp | str, *args: object, entry: str | None = None):
     """Run a function on the numpy reference interpreter; a tuple of result arrays."""
@@ -44,25 +38,22 @@ def compile(
     target: str = "cpu",
     entry: str | None = None,
     pipeline: str | None = None,
+    fusion: bool = True,
 ) -> Executable:
-    """Compile a module for `target`: "cpu" (JIT through cpu-pipeline), "reference"
-    (the numpy interpreter); "cuda" as it lands. `pipeline` runs on the graph first."""
+    """Compile a module for `target`: "cpu" (JIT through cpu-pipeline), "cuda", or
+    "reference" (the numpy interpreter). `pipeline` runs on the graph first; `fusion=False`
+    compiles one kernel per op (CPU; for ablations)."""
     module = as_module(module_or_text)
     if target == "cpu":
         from strata.runtime.cpu import CpuExecutable
 
-        executable = CpuExecutable(module, entry, pipeline)
+        executable = CpuExecutable(module, entry, pipeline, fusion=fusion)
         return Executable(executable.module, entry, target, executable, executable.plan)
     if target == "cuda":  # elementwise programs so far (runtime/cuda.py, issue 7)
         from strata.runtime.cuda import CudaExecutable
 
         executable = CudaExecutable(module, entry, pipeline)
         return Executable(executable.module, entry, target, executable, executable.plan)
-    if target in TARGETS_NOT_YET:
-        raise TargetUnavailableError(
-            f"target '{target}' is not available yet: it arrives with {TARGETS_NOT_YET[target]}; "
-            "use target='reference'"
-        )
     if target != "reference":
         raise StrataError(f"unknown target '{target}' (expected cpu, cuda or reference)")
     if pipeline:

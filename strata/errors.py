@@ -20,3 +20,7 @@ class ExecutionError(StrataError):
 
 class BuildError(StrataError):
     """A builder-API call whose operands break the op's shape or type rules."""
+
+
+class TargetUnavailableError(StrataError):
+    """The requested target cannot run here (e.g. no GPU or driver for "cuda")."""

@@ -27,8 +27,14 @@ class CpuPipelinePass(ModulePass):
 
     name = "cpu-pipeline"
 
+    fusion: bool = True
+    """False drops fuse-patterns and fuse-elementwise: one kernel per op (for ablations)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PassPipeline.parse_spec(available_passes(), CPU_PIPELINE_STEPS).apply(ctx, op)
+        steps = CPU_PIPELINE_STEPS
+        if not self.fusion:
+            steps = ",".join(s for s in steps.split(",") if s not in ("fuse-patterns", "fuse-elementwise"))
+        PassPipeline.parse_spec(available_passes(), steps).apply(ctx, op)
 
 
 def _strata_passes() -> dict[str, Callable[[], type[ModulePass]]]:
