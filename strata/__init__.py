@@ -14,8 +14,13 @@ from strata.api import Executable, compile, compile_profiles, interpret
 from strata.builder import Graph, Tensor, build_module
 from strata.errors import BuildError, ExecutionError, InputError, IRError, StrataError
 from strata.ir import parse_module
+from strata.training import SGD, Adam, Trainer, build_train_step
 
 __all__ = [
+    "SGD",
+    "Adam",
+    "Trainer",
+    "build_train_step",
     "BuildError",
     "Graph",
     "Tensor",
