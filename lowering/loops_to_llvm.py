@@ -163,8 +163,12 @@ class FunctionEmitter:
             self.translate(op)
         self.allocas.branch(self.entry)
 
+    def handler(self, op: Operation) -> Handler | None:
+        """How this emitter translates `op` (a target may override some entries)."""
+        return HANDLERS.get(type(op))
+
     def translate(self, op: Operation) -> None:
-        handler = HANDLERS.get(type(op))
+        handler = self.handler(op)
         if handler is None:
             raise fail(f"unsupported op '{op.name}'")
         try:

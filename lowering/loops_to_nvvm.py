@@ -90,17 +90,8 @@ def pointer_type(memref_type: MemRefType) -> ir.Type:
 class NvvmFunctionEmitter(FunctionEmitter):
     """loops_to_llvm's emitter with the NVVM overrides of NVVM_HANDLERS and libdevice math."""
 
-    def translate(self, op: Operation) -> None:
-        handler = NVVM_HANDLERS.get(type(op)) or HANDLERS.get(type(op))
-        if handler is None:
-            raise fail(f"unsupported op '{op.name}'")
-        try:
-            results = handler(self, op)
-        except UnsupportedType as e:
-            raise fail(f"'{op.name}': {e}") from None
-        if isinstance(results, ir.Value):
-            results = [results]
-        self.bind(op.results, results or [])
+    def handler(self, op: Operation):
+        return NVVM_HANDLERS.get(type(op)) or HANDLERS.get(type(op))
 
     def intrinsic(self, name: str, type_: ir.Type, arity: int) -> ir.Function:
         if name in LIBDEVICE_FUNCTIONS:

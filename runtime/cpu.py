@@ -36,7 +36,7 @@ from strata.pipelines import run_pipeline
 from strata.runtime.dtypes import dense_to_numpy, numpy_dtype
 from strata.runtime.jit import JitModule
 from strata.runtime.reference.interpreter import check_inputs, find_entry
-from strata.transforms.plan_memory import read_plan
+from strata.transforms.plan_memory import placement, read_plan
 
 CPU_PIPELINE = "cpu-pipeline"
 ALIGNMENT = 64
@@ -126,10 +126,8 @@ class CpuExecutable:
 
     def _planned_view(self, op: tile.BufferOp) -> np.ndarray:
         dtype = numpy_dtype(op.result.type.element_type)
-        count = op.result.type.get_shape()[0]
-        offset = op.attributes["tile.offset"].value.data
-        arena = self.arenas[op.attributes["tile.arena"].data]
-        view = arena[offset : offset + count * dtype.itemsize].view(dtype)
+        arena, offset, count = placement(op)
+        view = self.arenas[arena][offset : offset + count * dtype.itemsize].view(dtype)
         if op.init is not None:
             view[...] = dense_to_numpy(op.init).reshape(-1)
         return view

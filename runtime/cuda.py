@@ -40,7 +40,7 @@ from strata.lowering.tile_to_gpu import DEFAULT_BLOCK_SIZE, GPU_PIPELINE_STEPS, 
 from strata.pipelines import run_pipeline
 from strata.runtime.dtypes import dense_to_numpy, numpy_dtype
 from strata.runtime.reference.interpreter import check_inputs, find_entry
-from strata.transforms.plan_memory import read_plan
+from strata.transforms.plan_memory import placement, read_plan
 
 _MODULES: dict[tuple[int, str], object] = {}
 """Loaded CUDA modules by (context handle, PTX hash)."""
@@ -170,10 +170,8 @@ class CudaExecutable:
 
     def _planned_view(self, op: tile.BufferOp):
         dtype = numpy_dtype(op.result.type.element_type)
-        count = op.result.type.get_shape()[0]
-        offset = op.attributes["tile.offset"].value.data
-        arena = self.arenas[op.attributes["tile.arena"].data]
-        view = arena[offset : offset + count * dtype.itemsize].view(dtype)
+        arena, offset, count = placement(op)
+        view = self.arenas[arena][offset : offset + count * dtype.itemsize].view(dtype)
         if op.init is not None:
             view.copy_to_device(np.ascontiguousarray(dense_to_numpy(op.init).reshape(-1), dtype=dtype))
         return view

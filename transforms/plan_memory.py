@@ -217,6 +217,12 @@ def read_plan(program: func.FuncOp) -> dict:
     }
 
 
+def placement(op: tile.BufferOp) -> tuple[str, int, int]:
+    """A planned buffer's arena, byte offset and element count."""
+    offset = op.attributes["tile.offset"].value.data
+    return op.attributes["tile.arena"].data, offset, op.result.type.get_shape()[0]
+
+
 def plan_json(program: func.FuncOp) -> str:
     return json.dumps(read_plan(program), indent=2)
 
