@@ -50,7 +50,7 @@ from xdsl.passes import ModulePass
 from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import op_info, register_tile_lowering
-from strata.dialects.tile_types import MAX_TILE_DIM, TensorViewType, TileType, element_bytes
+from strata.dialects.tile_types import MAX_TILE_BYTES, MAX_TILE_DIM, TensorViewType, TileType, element_bytes
 from strata.errors import StrataError
 from strata.ir import location_prefix
 from strata.lowering.scalar_rules import Emitter, emit_scalar
@@ -368,9 +368,14 @@ def matmul_kernel(
     element = out_type.element_type
     accumulate = f32 if isinstance(element, (Float16Type, BFloat16Type)) else element
     kdim = shape_of(a_type)[-2 if transpose_a else -1]
+    k_limit = p.cost.matmul_k
+    if transpose_b:
+        # b read along k: long k tiles (dot_k) as long as a k x n tile of b fits a tile.
+        fitting = MAX_TILE_BYTES // element_bytes(b_type.element_type) // min(next_power_of_two(n), p.cost.matmul_n)
+        k_limit = min(p.cost.dot_k, fitting)
     tm, tn, tk = (
         min(next_power_of_two(size), limit)
-        for size, limit in ((m, p.cost.matmul_m), (n, p.cost.matmul_n), (kdim, p.cost.matmul_k))
+        for size, limit in ((m, p.cost.matmul_m), (n, p.cost.matmul_n), (kdim, k_limit))
     )
     lead = (1,) * len(batch)
 
@@ -591,9 +596,10 @@ class LowerGraphToTilePass(ModulePass):
     matmul_m: int = TileCostModel.matmul_m
     matmul_n: int = TileCostModel.matmul_n
     matmul_k: int = TileCostModel.matmul_k
+    dot_k: int = TileCostModel.dot_k
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        cost = TileCostModel(self.tile_elements, self.matmul_m, self.matmul_n, self.matmul_k)
+        cost = TileCostModel(self.tile_elements, self.matmul_m, self.matmul_n, self.matmul_k, self.dot_k)
         for function in [f for f in op.ops if is_graph_function(f)]:
             program = lower_function(function, op, cost)
             op.body.block.insert_op_after(program, function)

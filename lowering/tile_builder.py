@@ -40,6 +40,8 @@ class TileCostModel:
     matmul_m: int = 64
     matmul_n: int = 64
     matmul_k: int = 64
+    dot_k: int = 256
+    """K tile when b is read along k (transpose_b): long dot products, few horizontal sums."""
 
     def elementwise_tile(self, shape: Sequence[int], element_type: Attribute, tiles: int = 2) -> tuple[int, ...]:
         """A tile shape for `shape`; `tiles` tiles of it (a kernel's loads and results)

@@ -62,6 +62,8 @@ REASSOCIATE = arith.FastMathFlagsAttr([arith.FastMathFlag.REASSOC])
 """Reductions may be reassociated so LLVM vectorizes them (the order differs from a
 sequential sum, like numpy's pairwise sum does; documented numerics)."""
 CONTRACT = arith.FastMathFlagsAttr([arith.FastMathFlag.ALLOW_CONTRACT])
+DOT = arith.FastMathFlagsAttr([arith.FastMathFlag.REASSOC, arith.FastMathFlag.ALLOW_CONTRACT])
+"""Dot products may also be reassociated (vectorized along k), like BLAS kernels."""
 """tile.mma's multiply-add may become one FMA (one rounding instead of two), as BLAS
 does; documented numerics."""
 
@@ -159,6 +161,18 @@ class KernelLowering:
         self.emit(scf.YieldOp())
         self.cursor = outer
         self.emit(scf.ForOp(lower, upper, step, [], Region(block)))
+
+    def loop_carrying(
+        self, upper: SSAValue, inits: Sequence[SSAValue],
+        body: Callable[[SSAValue, Sequence[SSAValue]], Sequence[SSAValue]],
+    ) -> Sequence[SSAValue]:
+        """scf.for %i = 0 to upper carrying scalars: body(%i, carried) -> next carried."""
+        block = Block(arg_types=[IndexType(), *(v.type for v in inits)])
+        lower, step = self.index(0), self.index(1)
+        outer, self.cursor = self.cursor, block
+        self.emit(scf.YieldOp(*body(block.args[0], block.args[1:])))
+        self.cursor = outer
+        return self.emit(scf.ForOp(lower, upper, step, list(inits), Region(block))).owner.results
 
     def loop_nest(self, extents: Sequence[SSAValue], body: Callable[[list[SSAValue]], None]) -> None:
         def level(depth: int, indices: list[SSAValue]) -> None:
@@ -446,6 +460,10 @@ def _mma(k: KernelLowering, op: tile.MmaOp) -> None:
     target = acc if in_place else k.materialize(acc, acc_type.get_shape(), acc_type.element_type)
     zeros = [k.index(0)] * lead
     m, kk, n = a.extents[-2], a.extents[-1], b.extents[-1]
+    if contiguous_along_k(a, -1) and contiguous_along_k(b, -2) and not contiguous_along_k(b, -1):
+        _mma_dot_products(k, a, b, target, zeros, m, kk, n)
+        k.values[op.result] = BufferTile(target.buffer, [*target.extents[:lead], m, n])
+        return
     if isinstance(b, LoadedTile) and b.view.get_strides()[-1] != 1:
         b = k.materialize(b, op.b.type.get_shape(), op.b.type.element_type)
 
@@ -471,6 +489,46 @@ def _mma(k: KernelLowering, op: tile.MmaOp) -> None:
 
     k.loop(m, row_block, step=rows)
     k.values[op.result] = BufferTile(target.buffer, [*target.extents[:lead], m, n])
+
+
+def contiguous_along_k(value: Tile, axis: int) -> bool:
+    return isinstance(value, LoadedTile) and value.view.get_strides()[axis] == 1
+
+
+DOT_BLOCK = (2, 4)
+"""Rows x columns of the accumulator computed together in the dot-product form."""
+
+
+def _mma_dot_products(k: KernelLowering, a, b, target: BufferTile, zeros, m, kk, n) -> None:
+    """acc[i, j] += Σ_k a[i, k] · b[k, j] when both operands are contiguous along k (b
+    transposed, as in x @ wᵀ): each (row block, column block) runs one k loop carrying
+    scalar sums that LLVM vectorizes along k (reassoc) with FMAs (contract) — no packing."""
+    rows = DOT_BLOCK[0] if (static_value(m) or 0) % DOT_BLOCK[0] == 0 else 1
+    columns = DOT_BLOCK[1] if (static_value(n) or 0) % DOT_BLOCK[1] == 0 else 1
+    element = target.buffer.type.element_type
+
+    def row_block(i: SSAValue) -> None:
+        row_indices = [i] + [k.add(i, k.index(r)) for r in range(1, rows)]
+
+        def column_block(j: SSAValue) -> None:
+            column_indices = [j] + [k.add(j, k.index(c)) for c in range(1, columns)]
+
+            def step(kidx: SSAValue, sums: Sequence[SSAValue]) -> list[SSAValue]:
+                a_values = [k.read(a, [*zeros, r, kidx]) for r in row_indices]
+                b_values = [k.read(b, [*zeros, kidx, c]) for c in column_indices]
+                products = (k.emit(arith.MulfOp(x, y, DOT)) for x in a_values for y in b_values)
+                return [k.emit(arith.AddfOp(total, p, DOT)) for total, p in zip(sums, products)]
+
+            zero = k.emit(arith.ConstantOp(FloatAttr(0.0, element)))
+            sums = k.loop_carrying(kk, [zero] * (rows * columns), step)
+            for (r, c), total in zip(((r, c) for r in row_indices for c in column_indices), sums):
+                index = [*zeros, r, c]
+                current = k.emit(memref.LoadOp.get(target.buffer, index))
+                k.emit(memref.StoreOp.get(k.emit(arith.AddfOp(current, total)), target.buffer, index))
+
+        k.loop(n, column_block, step=columns)
+
+    k.loop(m, row_block, step=rows)
 
 
 MMA_ROW_BLOCK = 4

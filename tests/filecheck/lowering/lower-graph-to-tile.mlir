@@ -4,7 +4,7 @@
 // view, matmul is an scf.for K loop of tile.mma, row ops are scf.for passes over columns.
 // RUN: strata-opt %s -p lower-graph-to-tile --split-input-file | filecheck %s
 // The cost-model options change the tile shapes (and so the grid and the K loop).
-// RUN: strata-opt %s -p 'lower-graph-to-tile{tile_elements=16 matmul_k=32}' --split-input-file | filecheck %s --check-prefix=SMALL
+// RUN: strata-opt %s -p 'lower-graph-to-tile{tile_elements=16 matmul_k=32 dot_k=32}' --split-input-file | filecheck %s --check-prefix=SMALL
 
 // A broadcasting add c[7x5] = x[7x5] + b[5]: the default tile (about 4096 elements,
 // power-of-two sides) covers it in one 8x8 tile; b is read through a stride-0 row axis.
@@ -181,8 +181,9 @@ func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf32> {
 // -----
 
 // matmul 0.5 · a[32x100] @ b[48x100]ᵀ: b is read through a transposed view (strides
-// [1, 100]); 32x64 output tiles, K tiles of 64 so a K loop of 2 steps carrying a
-// !tile.tile accumulator, then an alpha map before the store.
+// [1, 100]); 32x64 output tiles; b is read along k, so K tiles are long (dot_k: here
+// 128, all of K) and the K loop carrying a !tile.tile accumulator runs once; then an
+// alpha map before the store.
 func.func @matmul(%a: tensor<32x100xf32>, %b: tensor<48x100xf32>) -> tensor<32x48xf32> {
   %0 = "graph.matmul"(%a, %b) <{transpose_a = false, transpose_b = true, alpha = 5.000000e-01 : f64}> : (tensor<32x100xf32>, tensor<48x100xf32>) -> tensor<32x48xf32>
   func.return %0 : tensor<32x48xf32>
@@ -196,21 +197,20 @@ func.func @matmul(%a: tensor<32x100xf32>, %b: tensor<48x100xf32>) -> tensor<32x4
 // CHECK-NEXT:  tile.kernel @matmul_matmul_0([[A:%[0-9a-z_]+]]: memref<3200xf32>, [[B:%[0-9a-z_]+]]: memref<4800xf32>, [[C:%[0-9a-z_]+]]: memref<1536xf32>) attributes {grid = array<i64: 1, 1>} {
 // CHECK-DAG:     [[C0:%[0-9a-z_]+]] = arith.constant 0 : index
 // CHECK-DAG:     [[C1:%[0-9a-z_]+]] = arith.constant 1 : index
-// CHECK-DAG:     [[C2:%[0-9a-z_]+]] = arith.constant 2 : index
 // CHECK-DAG:     [[ROW:%[0-9a-z_]+]] = tile.program_id 0 : index
 // CHECK-DAG:     [[COL:%[0-9a-z_]+]] = tile.program_id 1 : index
 // CHECK:         tile.make_tensor_view [[A]] : memref<3200xf32> -> !tile.tensor_view<32x100xf32, strides [100, 1], offset 0>
-// CHECK-NEXT:    [[PA:%[0-9a-z_]+]] = tile.make_partition_view {{.*}} -> !tile.partition_view<32x64, !tile.tensor_view<32x100xf32, strides [100, 1], offset 0>>
+// CHECK-NEXT:    [[PA:%[0-9a-z_]+]] = tile.make_partition_view {{.*}} -> !tile.partition_view<32x128, !tile.tensor_view<32x100xf32, strides [100, 1], offset 0>>
 // CHECK-NEXT:    tile.make_tensor_view [[B]] : memref<4800xf32> -> !tile.tensor_view<100x48xf32, strides [1, 100], offset 0>
-// CHECK-NEXT:    [[PB:%[0-9a-z_]+]] = tile.make_partition_view {{.*}} -> !tile.partition_view<64x64, !tile.tensor_view<100x48xf32, strides [1, 100], offset 0>>
+// CHECK-NEXT:    [[PB:%[0-9a-z_]+]] = tile.make_partition_view {{.*}} -> !tile.partition_view<128x64, !tile.tensor_view<100x48xf32, strides [1, 100], offset 0>>
 // CHECK-NEXT:    [[ZERO:%[0-9a-z_]+]] = tile.map : () -> !tile.tile<32x64xf32> {
 // CHECK-NEXT:      [[Z:%[0-9a-z_]+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:      tile.yield [[Z]] : f32
 // CHECK-NEXT:    }
-// CHECK-NEXT:    [[ACC:%[0-9a-z_]+]] = scf.for [[K:%[0-9a-z_]+]] = [[C0]] to [[C2]] step [[C1]] iter_args([[CARRIED:%[0-9a-z_]+]] = [[ZERO]]) -> (!tile.tile<32x64xf32>) {
-// CHECK-NEXT:      [[TA:%[0-9a-z_]+]], {{%[0-9a-z_]+}} = tile.load_view_tko [[PA]]{{\[}}[[ROW]], [[K]]] {{.*}} -> !tile.tile<32x64xf32>
-// CHECK-NEXT:      [[TB:%[0-9a-z_]+]], {{%[0-9a-z_]+}} = tile.load_view_tko [[PB]]{{\[}}[[K]], [[COL]]] {{.*}} -> !tile.tile<64x64xf32>
-// CHECK-NEXT:      [[NEXT:%[0-9a-z_]+]] = tile.mma [[TA]], [[TB]], [[CARRIED]] : !tile.tile<32x64xf32>, !tile.tile<64x64xf32>, !tile.tile<32x64xf32>
+// CHECK-NEXT:    [[ACC:%[0-9a-z_]+]] = scf.for [[K:%[0-9a-z_]+]] = [[C0]] to [[C1]] step [[C1]] iter_args([[CARRIED:%[0-9a-z_]+]] = [[ZERO]]) -> (!tile.tile<32x64xf32>) {
+// CHECK-NEXT:      [[TA:%[0-9a-z_]+]], {{%[0-9a-z_]+}} = tile.load_view_tko [[PA]]{{\[}}[[ROW]], [[K]]] {{.*}} -> !tile.tile<32x128xf32>
+// CHECK-NEXT:      [[TB:%[0-9a-z_]+]], {{%[0-9a-z_]+}} = tile.load_view_tko [[PB]]{{\[}}[[K]], [[COL]]] {{.*}} -> !tile.tile<128x64xf32>
+// CHECK-NEXT:      [[NEXT:%[0-9a-z_]+]] = tile.mma [[TA]], [[TB]], [[CARRIED]] : !tile.tile<32x128xf32>, !tile.tile<128x64xf32>, !tile.tile<32x64xf32>
 // CHECK-NEXT:      scf.yield [[NEXT]] : !tile.tile<32x64xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    [[SCALED:%[0-9a-z_]+]] = tile.map [[ACC]] : (!tile.tile<32x64xf32>) -> !tile.tile<32x64xf32> {
@@ -224,7 +224,7 @@ func.func @matmul(%a: tensor<32x100xf32>, %b: tensor<48x100xf32>) -> tensor<32x4
 // CHECK-NEXT:    tile.store_view_tko [[SCALED]], [[PC]]{{\[}}[[ROW]], [[COL]]] {{.*}} : !tile.tile<32x64xf32>, !tile.partition_view<32x64,
 // CHECK-NEXT:    tile.return
 
-// matmul_k=32: K tiles of 32, so the K loop runs 4 steps (ceil(100 / 32)).
+// matmul_k=32 dot_k=32: K tiles of 32, so the K loop runs 4 steps (ceil(100 / 32)).
 // SMALL-LABEL: tile.kernel @matmul_matmul_0(
 // SMALL:         [[C4:%[0-9a-z_]+]] = arith.constant 4 : index
 // SMALL:         tile.make_partition_view {{.*}} -> !tile.partition_view<32x32, !tile.tensor_view<32x100xf32, strides [100, 1], offset 0>>

@@ -444,3 +444,41 @@ tile.kernel @rowmax(%x: memref<64xf32>, %mx: memref<4xf32>) attributes {grid = a
 // CHECK:               memref.store [[RES]], %mx{{\[}}{{%[0-9a-z_]+}}{{\]}} : memref<4xf32>
 // CHECK-NOT:     memref.alloca
 // CHECK:         func.return {{%[0-9a-z_]+}} : i32
+
+// -----
+
+// b read along k (transpose_b: its view has stride 1 on the K axis): tile.mma becomes
+// dot products — 2 rows x 4 columns of sums carried through one k loop (scalar iter_args
+// that LLVM vectorizes along k: fastmath<reassoc,contract>), then added to the
+// accumulator; b is not packed into a stack buffer.
+tile.kernel @dot(%a: memref<512xf32>, %b: memref<512xf32>, %c: memref<256xf32>) attributes {grid = array<i64: 1, 1>} {
+  %m = tile.program_id 0 : index
+  %n = tile.program_id 1 : index
+  %va = tile.make_tensor_view %a : memref<512xf32> -> !tile.tensor_view<16x32xf32, strides [32, 1], offset 0>
+  %vb = tile.make_tensor_view %b : memref<512xf32> -> !tile.tensor_view<32x16xf32, strides [1, 32], offset 0>
+  %vc = tile.make_tensor_view %c : memref<256xf32> -> !tile.tensor_view<16x16xf32, strides [16, 1], offset 0>
+  %pa = tile.make_partition_view %va : !tile.tensor_view<16x32xf32, strides [32, 1], offset 0> -> !tile.partition_view<16x32, !tile.tensor_view<16x32xf32, strides [32, 1], offset 0>>
+  %pb = tile.make_partition_view %vb : !tile.tensor_view<32x16xf32, strides [1, 32], offset 0> -> !tile.partition_view<32x16, !tile.tensor_view<32x16xf32, strides [1, 32], offset 0>>
+  %pc = tile.make_partition_view %vc : !tile.tensor_view<16x16xf32, strides [16, 1], offset 0> -> !tile.partition_view<16x16, !tile.tensor_view<16x16xf32, strides [16, 1], offset 0>>
+  %zero = tile.map : () -> !tile.tile<16x16xf32> {
+    %z = arith.constant 0.000000e+00 : f32
+    tile.yield %z : f32
+  }
+  %t0 = token.make : !token.token
+  %c0 = arith.constant 0 : index
+  %ta, %t1 = tile.load_view_tko %pa[%m, %c0] token %t0 : !tile.partition_view<16x32, !tile.tensor_view<16x32xf32, strides [32, 1], offset 0>> -> !tile.tile<16x32xf32>
+  %tb, %t2 = tile.load_view_tko %pb[%c0, %n] token %t0 : !tile.partition_view<32x16, !tile.tensor_view<32x16xf32, strides [1, 32], offset 0>> -> !tile.tile<32x16xf32>
+  %acc = tile.mma %ta, %tb, %zero : !tile.tile<16x32xf32>, !tile.tile<32x16xf32>, !tile.tile<16x16xf32>
+  %t3 = tile.store_view_tko %acc, %pc[%m, %n] token %t0 : !tile.tile<16x16xf32>, !tile.partition_view<16x16, !tile.tensor_view<16x16xf32, strides [16, 1], offset 0>>
+  tile.return
+}
+
+// CHECK-LABEL: func.func @dot(
+// CHECK-NEXT:    [[ACC:%[0-9a-z_]+]] = memref.alloca() {alignment = 64 : i64} : memref<16x16xf32>
+// CHECK-NOT:     memref.alloca
+// CHECK:         = scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK:           memref.load %b
+// CHECK:           arith.mulf {{.*}} fastmath<reassoc,contract> : f32
+// CHECK:           arith.addf {{.*}} fastmath<reassoc,contract> : f32
+// CHECK:           scf.yield {{.*}} : f32, f32, f32, f32, f32, f32, f32, f32
+// CHECK-COUNT-8:   memref.store {{%[0-9a-z_]+}}, [[ACC]]
