@@ -9,12 +9,14 @@
 // RUN: strata-opt %s -p lower-tile-to-loops --split-input-file | filecheck %s --check-prefix=NOTILE
 
 // Nothing of the tile level is left inside the kernels: no tile or token ops, no tile
-// types, no loop-carried values (tile.buffer / tile.launch of the program stay).
+// types, no loop-carried tiles (only the dot-product form carries scalar f32 sums;
+// tile.buffer / tile.launch of the program stay).
 // NOTILE-NOT: tile.kernel
 // NOTILE-NOT: {{tile\.(program_id|make_tensor_view|make_partition_view|load_view_tko|store_view_tko|map|yield|reduce|broadcast|iota|mma|return)}}
 // NOTILE-NOT: token.
 // NOTILE-NOT: !tile.
-// NOTILE-NOT: iter_args
+// NOTILE-NOT: iter_args({{.*}}) -> ({{.*}}!tile
+// NOTILE-NOT: iter_args({{.*}}) -> ({{.*}}!token
 
 // A constant tile stored to x[7x5] (offset 2) on 4x8 tiles: both axes have a partial edge
 // tile, so the store loops run to min(size - origin, tile).
