@@ -3,7 +3,7 @@
 Each graph op class maps to one `OpInfo`. Facts live next to the code that owns them
 and register themselves here — the reference semantics (runtime/reference/kernels.py),
 the scalar arith/math rule of elementwise ops (lowering/scalar_rules.py), the tile-kernel
-lowering (lowering/graph_to_tile.py); later VJP rules and aliasing — so no pass grows an
+lowering (lowering/graph_to_tile*.py); later VJP rules and aliasing — so no pass grows an
 if/elif chain over op names.
 """
 
@@ -22,6 +22,8 @@ PROVIDERS = (
     "strata.runtime.reference.kernels",
     "strata.lowering.scalar_rules",
     "strata.lowering.graph_to_tile",
+    "strata.lowering.graph_to_tile_matmul",
+    "strata.lowering.graph_to_tile_indexed",
     "strata.lowering.graph_to_tile_rows",
     "strata.transforms.vjp_rules",
 )

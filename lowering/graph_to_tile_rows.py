@@ -25,7 +25,9 @@ from strata.dialects.graph_base import is_float, shape_of
 from strata.dialects.opinfo import register_tile_lowering
 from strata.dialects.tile_types import MAX_TILE_DIM, TensorViewType
 from strata.ir import location_prefix
-from strata.lowering.graph_to_tile import ProgramLowering, matmul_kernel, out_of_range, widen, widen_index
+from strata.lowering.graph_to_tile import ProgramLowering
+from strata.lowering.graph_to_tile_indexed import out_of_range, widen_index
+from strata.lowering.graph_to_tile_matmul import matmul_kernel, widen
 from strata.lowering.scalar_rules import Emitter
 from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, next_power_of_two
 

@@ -1,0 +1,115 @@
+"""Index-driven kernels of `lower-graph-to-tile`: embedding (checked gathers) and dropout
+(a mask from each element's flat index)."""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, f32, f64, i1, i64
+from xdsl.ir import Block, SSAValue
+
+from strata.dialects import graph, tile
+from strata.dialects.graph_base import shape_of
+from strata.dialects.opinfo import register_tile_lowering
+from strata.dialects.tile_types import MAX_TILE_DIM, TensorViewType, TileType
+from strata.ir import location_prefix
+from strata.lowering.graph_to_tile import ProgramLowering, logical_shape
+from strata.lowering.scalar_rules import Emitter
+from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, grid_of, next_power_of_two
+
+
+@register_tile_lowering(graph.EmbeddingOp)
+def lower_embedding(op: graph.EmbeddingOp, p: ProgramLowering) -> None:
+    """Rows of the table gathered by id: a tile.check of the ids (run-time error, never a
+    wild read), then tile.gather per (id tile, column tile)."""
+    vocabulary, width = shape_of(op.table.type)
+    count = max(1, math.prod(shape_of(op.ids.type)))
+    element = op.table.type.element_type
+    rows = min(next_power_of_two(count), max(1, p.cost.elements // min(next_power_of_two(width), MAX_TILE_DIM)))
+    columns = min(next_power_of_two(width), MAX_TILE_DIM, p.cost.elements)
+    table, ids, out = p.buffer_of(op.table), p.buffer_of(op.ids), p.new_buffer(op.result.type)
+    k = KernelBuilder(p.kernel_name(op), [table, ids, out], grid_of((count, width), (rows, columns)))
+    row, column = k.program_ids
+    id_view = TensorViewType((count, 1), op.ids.type.element_type, (1, 0))
+    id_tile = widen_index(k, k.load(k.partition(1, id_view, (rows, 1)), [row, k.index(0)]))
+    message = f"{location_prefix(op)}'graph.embedding': an id is outside [0, {vocabulary})"
+    k.add(tile.CheckOp(out_of_range(k, id_tile, vocabulary), message))
+    table_view = k.add(tile.MakeTensorViewOp(k.block.args[0], TensorViewType((vocabulary, width), element, (width, 1)))).results[0]
+    gathered = k.add(tile.GatherOp(table_view, id_tile, column, TileType((rows, columns), element))).results[0]
+    out_view = TensorViewType((count, width), element, (width, 1))
+    k.store(gathered, k.partition(2, out_view, (rows, columns)), [row, column])
+    p.launch(k, [table, ids, out])
+    p.bind(op.result, out)
+
+
+def widen_index(k: KernelBuilder, ids: SSAValue) -> SSAValue:
+    """An id tile as i64."""
+    if ids.type.element_type == i64:
+        return ids
+    return k.map([ids], i64, lambda block, elements: Emitter(block)(arith.ExtSIOp(elements[0], i64)))
+
+
+def out_of_range(k: KernelBuilder, ids: SSAValue, bound: int) -> SSAValue:
+    """An i1 tile: id < 0 or id >= bound."""
+
+    def body(block: Block, elements) -> SSAValue:
+        e = Emitter(block)
+        (value,) = elements
+        below = e(arith.CmpiOp(value, e.const(0, i64), "slt"))
+        above = e(arith.CmpiOp(value, e.const(bound, i64), "sge"))
+        return e(arith.OrIOp(below, above))
+
+    return k.map([ids], i1, body)
+
+
+@register_tile_lowering(graph.DropoutOp)
+def lower_dropout(op: graph.DropoutOp, p: ProgramLowering) -> None:
+    """The keyed counter-based mask (docs/dropout-rng.md) computed from each element's
+    flat index, so it matches the reference bit for bit and is never stored."""
+    params = op.params()
+    out_type = op.result.type
+    shape = logical_shape(out_type)
+    element = out_type.element_type
+    tile_shape = p.cost.elementwise_tile(shape, element)
+    source, out = p.buffer_of(op.x), p.new_buffer(out_type)
+    k = KernelBuilder(p.kernel_name(op), [source, out], grid_of(shape, tile_shape))
+    view = TensorViewType(shape, element, contiguous_strides(shape))
+    x = k.load(k.partition(0, view, tile_shape), k.program_ids)
+    indices = [k.iota(axis, tile_shape) for axis in range(len(shape))]
+    origins = [
+        k.add(arith.IndexCastOp(k.add(arith.MuliOp(pid, k.index(t))).results[0], i64)).results[0]
+        for pid, t in zip(k.program_ids, tile_shape)
+    ]
+    p_keep, scale = params["p"], 1.0 / (1.0 - params["p"])
+    seed = params["seed"] & 0xFFFFFFFFFFFFFFFF
+
+    def body(block: Block, elements) -> SSAValue:
+        e = Emitter(block)
+        value, *local = elements
+        flat = e.const(1, i64)
+        for origin, index, stride in zip(origins, local, contiguous_strides(shape)):
+            position = e(arith.AddiOp(origin, index))
+            flat = e(arith.AddiOp(flat, e(arith.MuliOp(position, e.const(stride, i64)))))
+        z = e(arith.AddiOp(e.const(_signed(seed), i64), e(arith.MuliOp(flat, e.const(_signed(0x9E3779B97F4A7C15), i64)))))
+        for shift, multiplier in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+            z = e(arith.MuliOp(e(arith.XOrIOp(z, e(arith.ShRUIOp(z, e.const(shift, i64))))), e.const(_signed(multiplier), i64)))
+        z = e(arith.XOrIOp(z, e(arith.ShRUIOp(z, e.const(31, i64)))))
+        bits = e(arith.ShRUIOp(z, e.const(40, i64)))
+        uniform = e(arith.MulfOp(e(arith.UIToFPOp(bits, f64)), e.const(2.0**-24, f64)))
+        keep = e(arith.CmpfOp(uniform, e.const(p_keep, f64), "oge"))
+        compute = f32 if isinstance(element, (Float16Type, BFloat16Type)) else element
+        wide = value if compute == element else e(arith.ExtFOp(value, compute))
+        kept = e(arith.MulfOp(wide, e.const(scale, compute)))
+        result = e(arith.SelectOp(keep, kept, e.const(0.0, compute)))
+        return result if compute == element else e(arith.TruncFOp(result, element))
+
+    result = k.map([x, *indices], element, body)
+    k.store(result, k.partition(1, view, tile_shape), k.program_ids)
+    p.launch(k, [source, out])
+    p.bind(op.result, out)
+
+
+def _signed(value: int) -> int:
+    """A 64-bit pattern as the signed integer an i64 attribute holds."""
+    return value - (1 << 64) if value >= 1 << 63 else value

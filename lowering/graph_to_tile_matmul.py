@@ -1,0 +1,192 @@
+"""Matmul kernels of `lower-graph-to-tile`: plain, with an epilogue, and b pre-transposed.
+
+One kernel instance per (batch..., row tile, column tile); an scf.for over K tiles carries
+the accumulator through tile.mma. A graph.fused headed by a matmul becomes the same kernel
+with its elementwise members applied to the result tile before the store (epilogue).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType, f32
+from xdsl.ir import Block, SSAValue
+
+from strata.dialects import graph, tile
+from strata.dialects.graph_base import shape_of
+from strata.dialects.opinfo import register_tile_lowering
+from strata.dialects.tile_types import MAX_TILE_BYTES, TensorViewType, element_bytes
+from strata.lowering.graph_to_tile import ProgramLowering, copy_kernel
+from strata.lowering.scalar_rules import Emitter, emit_scalar
+from strata.lowering.tile_builder import (
+    KernelBuilder,
+    broadcast_strides,
+    contiguous_strides,
+    next_power_of_two,
+)
+
+
+@register_tile_lowering(graph.MatmulOp)
+def lower_matmul(op: graph.MatmulOp, p: ProgramLowering) -> None:
+    params = op.params()
+    (out,) = matmul_kernel(
+        p, "matmul", p.operand(op.a), p.operand(op.b),
+        op.result.type, params["transpose_a"], params["transpose_b"], params["alpha"],
+    )  # fmt: skip
+    p.bind(op.result, out)
+
+
+@dataclass
+class Epilogue:
+    """Elementwise work done on the matmul's result tile before it is stored: `inputs`
+    are extra buffers read at the same positions (broadcast to the result shape); each
+    output is `body(block, result element, input elements, index)` of its own type."""
+
+    inputs: list[tuple[SSAValue, TensorType]]
+    output_types: list[TensorType]
+    body: Callable[[Block, SSAValue, Sequence[SSAValue], int], SSAValue]
+
+
+def matmul_kernel(
+    p: ProgramLowering,
+    label: str,
+    lhs: tuple[SSAValue, TensorType, Sequence[int]],
+    rhs: tuple[SSAValue, TensorType, Sequence[int]],
+    out_type: TensorType,
+    transpose_a: bool,
+    transpose_b: bool,
+    alpha: float,
+    epilogue: Epilogue | None = None,
+) -> list[SSAValue]:
+    """alpha · op(a) @ op(b), then the epilogue if any, into new buffers (one per output).
+    One kernel instance per (batch..., row tile, column tile); a K loop of tile.mma
+    accumulates in f32 or f64 (f16/bf16 operands are widened, the result rounded once)."""
+    (a, a_type, a_strides), (b, b_type, b_strides) = lhs, rhs
+    out_shape = shape_of(out_type)
+    batch, (m, n) = out_shape[:-2], out_shape[-2:]
+    if transpose_b and b_strides[-1] == 1 and m >= PRETRANSPOSE_MIN_ROWS:
+        (b, b_type, b_strides), transpose_b = pretransposed(p, label, b, b_type, b_strides), False
+    element = out_type.element_type
+    accumulate = f32 if isinstance(element, (Float16Type, BFloat16Type)) else element
+    kdim = shape_of(a_type)[-2 if transpose_a else -1]
+    k_limit = p.cost.matmul_k
+    if transpose_b:
+        # b read along k: long k tiles (dot_k) as long as a k x n tile of b fits a tile.
+        fitting = MAX_TILE_BYTES // element_bytes(b_type.element_type) // min(next_power_of_two(n), p.cost.matmul_n)
+        k_limit = min(p.cost.dot_k, fitting)
+    tm, tn, tk = (
+        min(next_power_of_two(size), limit)
+        for size, limit in ((m, p.cost.matmul_m), (n, p.cost.matmul_n), (kdim, k_limit))
+    )
+    lead = (1,) * len(batch)
+
+    def operand_view(t: TensorType, own: Sequence[int], transposed: bool, rows: int, cols: int) -> TensorViewType:
+        shape = shape_of(t)
+        strides = [*broadcast_strides(shape[:-2], batch, own[:-2]), *own[-2:]]
+        if transposed:
+            strides[-1], strides[-2] = strides[-2], strides[-1]
+        return TensorViewType((*batch, rows, cols), t.element_type, strides)
+
+    extras = epilogue.inputs if epilogue else []
+    outputs = [p.new_buffer(t) for t in (epilogue.output_types if epilogue else [out_type])]
+    buffers = [a, b, *(buffer for buffer, _ in extras), *outputs]
+    grid = (*batch, -(-m // tm), -(-n // tn))
+    k = KernelBuilder(p.kernel_name(label), buffers, grid)
+    *batch_ids, row, col = k.program_ids
+    part_a = k.partition(0, operand_view(a_type, a_strides, transpose_a, m, kdim), (*lead, tm, tk))
+    part_b = k.partition(1, operand_view(b_type, b_strides, transpose_b, kdim, n), (*lead, tk, tn))
+    acc_shape = (*lead, tm, tn)
+    zero = k.fill(0, acc_shape, accumulate)
+
+    def k_step(step: SSAValue, carried: Sequence[SSAValue]) -> list[SSAValue]:
+        ta = widen(k, k.load(part_a, [*batch_ids, row, step]), accumulate)
+        tb = widen(k, k.load(part_b, [*batch_ids, step, col]), accumulate)
+        return [k.add(tile.MmaOp(ta, tb, carried[0])).results[0]]
+
+    (result,) = k.loop(-(-kdim // tk), [zero], k_step)
+    if alpha != 1.0 or accumulate != element:
+
+        def finish(block: Block, elements) -> SSAValue:
+            e = Emitter(block)
+            value = elements[0]
+            if alpha != 1.0:
+                value = e(arith.MulfOp(value, e.const(alpha, accumulate)))
+            return value if accumulate == element else e(arith.TruncFOp(value, element))
+
+        result = k.map([result], element, finish)
+    if epilogue is None:
+        out_view = TensorViewType(out_shape, element, contiguous_strides(out_shape))
+        k.store(result, k.partition(2, out_view, acc_shape), k.program_ids)
+    else:
+        extra_tiles = [
+            k.load(k.partition(2 + i, TensorViewType(out_shape, t.element_type, broadcast_strides(shape_of(t), out_shape)), acc_shape), k.program_ids)
+            for i, (_, t) in enumerate(extras)
+        ]
+        for index, t in enumerate(epilogue.output_types):
+            value = k.map(
+                [result, *extra_tiles], t.element_type,
+                lambda block, elements, index=index: epilogue.body(block, elements[0], elements[1:], index),
+            )  # fmt: skip
+            view = TensorViewType(out_shape, t.element_type, contiguous_strides(out_shape))
+            k.store(value, k.partition(2 + len(extras) + index, view, acc_shape), k.program_ids)
+    p.launch(k, buffers)
+    return outputs
+
+
+PRETRANSPOSE_MIN_ROWS = 256
+"""With transpose_b, each row tile would re-pack the same columns of b from strided
+reads; from this many rows of a on, one copy kernel transposing b first is cheaper."""
+
+
+def pretransposed(
+    p: ProgramLowering, label: str, b: SSAValue, b_type: TensorType, strides: Sequence[int]
+) -> tuple[SSAValue, TensorType, tuple[int, ...]]:
+    """b with its last two axes swapped into a contiguous workspace buffer."""
+    shape = shape_of(b_type)
+    swapped_shape = (*shape[:-2], shape[-1], shape[-2])
+    swapped_strides = (*strides[:-2], strides[-1], strides[-2])
+    t = TensorType(b_type.element_type, swapped_shape)
+    target = p.mark_workspace(p.new_buffer(t))
+    source_view = TensorViewType(swapped_shape, t.element_type, swapped_strides)
+    target_view = TensorViewType(swapped_shape, t.element_type, contiguous_strides(swapped_shape))
+    copy_kernel(f"{label}_transpose_b", p, b, source_view, target, target_view)
+    return target, t, contiguous_strides(swapped_shape)
+
+
+def widen(k: KernelBuilder, value: SSAValue, element) -> SSAValue:
+    """The tile converted to `element` (f16/bf16 -> f32), or itself."""
+    if value.type.element_type == element:
+        return value
+    return k.map([value], element, lambda block, elements: Emitter(block)(arith.ExtFOp(elements[0], element)))
+
+
+def lower_matmul_epilogue(op: graph.FusedOp, p: ProgramLowering) -> None:
+    """A group rooted at a matmul: its elementwise members run on the result tile before
+    the store (bias, activation, residual add), so the matmul result never hits memory."""
+    body = op.body.block
+    matmul: graph.MatmulOp = body.first_op
+    outside = dict(zip(body.args, op.inputs))
+    extra_args = [a for a in body.args if any(use.operation is not matmul for use in a.uses)]
+    yielded = list(body.last_op.operands)
+    params = matmul.params()
+
+    def scalar_body(block: Block, result: SSAValue, extras: Sequence[SSAValue], index: int) -> SSAValue:
+        values = {matmul.result: result, **dict(zip(extra_args, extras))}
+        for member in body.ops:
+            if member is body.last_op:
+                break
+            if member is not matmul:
+                values[member.results[0]] = emit_scalar(member, block, [values[v] for v in member.operands])
+        return values[yielded[index]]
+
+    epilogue = Epilogue(
+        [(p.buffer_of(outside[a]), a.type) for a in extra_args], [r.type for r in op.outputs], scalar_body
+    )
+    outputs = matmul_kernel(
+        p, "matmul_epilogue", p.operand(outside[matmul.a]), p.operand(outside[matmul.b]), matmul.result.type,
+        params["transpose_a"], params["transpose_b"], params["alpha"], epilogue,
+    )  # fmt: skip
+    for result, buffer in zip(op.outputs, outputs):
+        p.bind(result, buffer)
