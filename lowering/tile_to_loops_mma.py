@@ -1,0 +1,128 @@
+"""tile.mma in `lower-tile-to-loops`: the accumulator is a stack buffer updated in place.
+
+Two loop orders: the usual one (rows of the accumulator blocked by 4, each loaded row of
+b feeding 4 FMAs: bound by FMA throughput) and, when both operands are contiguous along
+k (b transposed), dot products carried through the k loop and vectorized along k.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import FloatAttr
+from xdsl.ir import SSAValue
+
+from strata.dialects import tile
+from strata.lowering.tile_to_loops import (
+    LOWERINGS,
+    BufferTile,
+    KernelLowering,
+    LoadedTile,
+    Tile,
+    static_value,
+)
+
+
+CONTRACT = arith.FastMathFlagsAttr([arith.FastMathFlag.ALLOW_CONTRACT])
+"""tile.mma's multiply-add may become one FMA (one rounding instead of two), as BLAS
+does; documented numerics."""
+DOT = arith.FastMathFlagsAttr([arith.FastMathFlag.REASSOC, arith.FastMathFlag.ALLOW_CONTRACT])
+"""Dot products may also be reassociated (vectorized along k), like BLAS kernels."""
+
+
+def _mma(k: KernelLowering, op: tile.MmaOp) -> None:
+    a, b, acc = k.tile_of(op.a), k.tile_of(op.b), k.tile_of(op.acc)
+    acc_type = op.acc.type
+    lead = len(acc_type.get_shape()) - 2
+    in_place = isinstance(acc, BufferTile) and acc is k.iter_buffers.get(op.acc) and _yielded_in_place(op)
+    target = acc if in_place else k.materialize(acc, acc_type.get_shape(), acc_type.element_type)
+    zeros = [k.index(0)] * lead
+    m, kk, n = a.extents[-2], a.extents[-1], b.extents[-1]
+    if contiguous_along_k(a, -1) and contiguous_along_k(b, -2) and not contiguous_along_k(b, -1):
+        _mma_dot_products(k, a, b, target, zeros, m, kk, n)
+        k.values[op.result] = BufferTile(target.buffer, [*target.extents[:lead], m, n])
+        return
+    if isinstance(b, LoadedTile) and b.view.get_strides()[-1] != 1:
+        b = k.materialize(b, op.b.type.get_shape(), op.b.type.element_type)
+
+    rows = MMA_ROW_BLOCK if (static_value(m) or 0) % MMA_ROW_BLOCK == 0 else 1
+
+    def row_block(i: SSAValue) -> None:
+        row_indices = [i] + [k.add(i, k.index(r)) for r in range(1, rows)]
+
+        def step(kidx: SSAValue) -> None:
+            a_values = [k.read(a, [*zeros, r, kidx]) for r in row_indices]
+
+            def column(j: SSAValue) -> None:
+                b_value = k.read(b, [*zeros, kidx, j])
+                for r, a_value in zip(row_indices, a_values):
+                    index = [*zeros, r, j]
+                    current = k.emit(memref.LoadOp.get(target.buffer, index))
+                    product = k.emit(arith.MulfOp(a_value, b_value, CONTRACT))
+                    k.emit(memref.StoreOp.get(k.emit(arith.AddfOp(current, product, CONTRACT)), target.buffer, index))
+
+            k.loop(n, column)
+
+        k.loop(kk, step)
+
+    k.loop(m, row_block, step=rows)
+    k.values[op.result] = BufferTile(target.buffer, [*target.extents[:lead], m, n])
+
+
+def contiguous_along_k(value: Tile, axis: int) -> bool:
+    return isinstance(value, LoadedTile) and value.view.get_strides()[axis] == 1
+
+
+DOT_BLOCK = (2, 4)
+"""Rows x columns of the accumulator computed together in the dot-product form."""
+
+
+def _mma_dot_products(k: KernelLowering, a, b, target: BufferTile, zeros, m, kk, n) -> None:
+    """acc[i, j] += Σ_k a[i, k] · b[k, j] when both operands are contiguous along k (b
+    transposed, as in x @ wᵀ): each (row block, column block) runs one k loop carrying
+    scalar sums that LLVM vectorizes along k (reassoc) with FMAs (contract) — no packing."""
+    rows = DOT_BLOCK[0] if (static_value(m) or 0) % DOT_BLOCK[0] == 0 else 1
+    columns = DOT_BLOCK[1] if (static_value(n) or 0) % DOT_BLOCK[1] == 0 else 1
+    element = target.buffer.type.element_type
+
+    def row_block(i: SSAValue) -> None:
+        row_indices = [i] + [k.add(i, k.index(r)) for r in range(1, rows)]
+
+        def column_block(j: SSAValue) -> None:
+            column_indices = [j] + [k.add(j, k.index(c)) for c in range(1, columns)]
+
+            def step(kidx: SSAValue, sums: Sequence[SSAValue]) -> list[SSAValue]:
+                a_values = [k.read(a, [*zeros, r, kidx]) for r in row_indices]
+                b_values = [k.read(b, [*zeros, kidx, c]) for c in column_indices]
+                products = (k.emit(arith.MulfOp(x, y, DOT)) for x in a_values for y in b_values)
+                return [k.emit(arith.AddfOp(total, p, DOT)) for total, p in zip(sums, products)]
+
+            zero = k.emit(arith.ConstantOp(FloatAttr(0.0, element)))
+            sums = k.loop_carrying(kk, [zero] * (rows * columns), step)
+            for (r, c), total in zip(((r, c) for r in row_indices for c in column_indices), sums):
+                index = [*zeros, r, c]
+                current = k.emit(memref.LoadOp.get(target.buffer, index))
+                k.emit(memref.StoreOp.get(k.emit(arith.AddfOp(current, total)), target.buffer, index))
+
+        k.loop(n, column_block, step=columns)
+
+    k.loop(m, row_block, step=rows)
+
+
+MMA_ROW_BLOCK = 4
+"""Rows of the accumulator updated together when the tile is full: each loaded row of b
+feeds four FMAs, so the kernel is bound by FMA throughput, not by loads."""
+
+
+def _yielded_in_place(op: tile.MmaOp) -> bool:
+    """acc is a loop-carried tile and this mma's only use yields it back to the same slot."""
+    uses = list(op.result.uses)
+    if len(uses) != 1 or not isinstance(uses[0].operation, scf.YieldOp):
+        return False
+    block = uses[0].operation.parent_block()
+    slot = uses[0].index
+    return block.args[1 + slot] is op.acc
+
+
+LOWERINGS[tile.MmaOp] = _mma
