@@ -37,6 +37,19 @@ class CpuPipelinePass(ModulePass):
         PassPipeline.parse_spec(available_passes(), steps).apply(ctx, op)
 
 
+@dataclass(frozen=True)
+class GpuPipelinePass(ModulePass):
+    """The CUDA path from graph to GPU kernel functions plus the memory plan, as one named
+    pass (steps: GPU_PIPELINE_STEPS in lowering/tile_to_gpu.py; elementwise programs so far)."""
+
+    name = "gpu-pipeline"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS
+
+        PassPipeline.parse_spec(available_passes(), GPU_PIPELINE_STEPS).apply(ctx, op)
+
+
 def _strata_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from strata.lowering.graph_to_tile import LowerGraphToTilePass
     from strata.lowering.tile_to_gpu import LowerTileToGpuPass
@@ -54,7 +67,7 @@ def _strata_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     passes = (
         AutodiffPass, FusePatternsPass, FuseElementwisePass, LowerGraphToTilePass, TokenDcePass,
         LowerTileToLoopsPass, ExpandMathPass, PlanMemoryPass, VerifyMemoryPlanPass, FuseFmaPass,
-        SplitLoopsPass, CpuPipelinePass, LowerTileToGpuPass,
+        SplitLoopsPass, CpuPipelinePass, GpuPipelinePass, LowerTileToGpuPass,
     )
     return {p.name: (lambda p=p: p) for p in passes}
 
