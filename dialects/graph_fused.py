@@ -10,7 +10,10 @@
 The body sees only its block arguments (isolated from above); every result has the same
 shape (the kernel's iteration space); operands may broadcast to it. The first op may be
 a graph.matmul whose result the rest consume: the elementwise ops are then the matmul
-kernel's epilogue (bias, activation, residual), applied before its store.
+kernel's epilogue (bias, activation, residual), applied before its store. Or one row op
+(softmax, log_softmax, layernorm, rmsnorm) may sit in the middle: the ops before it
+compute its x (prologue), the ops after it consume its result (epilogue), all in the row
+kernel's passes.
 """
 
 from __future__ import annotations
@@ -30,7 +33,11 @@ from xdsl.utils.exceptions import VerifyException
 
 from strata.dialects.graph_base import ElementwiseOp
 from strata.dialects.graph_elementwise import DropoutOp
-from strata.dialects.graph_nn import MatmulOp
+from strata.dialects.graph_nn import LayerNormOp, LogSoftmaxOp, MatmulOp, RmsNormOp, SoftmaxOp
+
+ANCHORS = (MatmulOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp)
+"""Non-elementwise ops a group may be built around: a matmul (its epilogue follows) or a
+row op (an elementwise prologue may compute its x, an epilogue follows)."""
 
 
 @irdl_op_definition
@@ -52,14 +59,17 @@ class FusedOp(IRDLOperation):
         block = self.body.block
         if [a.type for a in block.args] != [v.type for v in self.inputs]:
             raise VerifyException("'graph.fused': block arguments must match the operand types")
+        anchors = [op for op in block.ops if isinstance(op, ANCHORS)]
+        if len(anchors) > 1 or (anchors and isinstance(anchors[0], MatmulOp) and anchors[0] is not block.first_op):
+            raise VerifyException(
+                "'graph.fused': at most one matmul (first) or row op (softmax, log_softmax, "
+                "layernorm, rmsnorm) may head the elementwise ops"
+            )
         for op in block.ops:
-            if isinstance(op, YieldOp) or (isinstance(op, MatmulOp) and op is block.first_op):
+            if isinstance(op, (YieldOp, *ANCHORS)):
                 continue
             if not isinstance(op, ElementwiseOp) or isinstance(op, DropoutOp):
-                raise VerifyException(
-                    f"'graph.fused': {op.name} is not a fusible elementwise op "
-                    "(only the first op may be a graph.matmul)"
-                )
+                raise VerifyException(f"'graph.fused': {op.name} is not a fusible elementwise op")
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):
             raise VerifyException("'graph.fused': the body must end with graph.yield")

@@ -151,6 +151,11 @@ def lower_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
 
         lower_matmul_epilogue(op, p)
         return
+    if not all(isinstance(member, graph.ElementwiseOp | graph.YieldOp) for member in body.ops):
+        from strata.lowering.graph_to_tile_rows import lower_row_fused
+
+        lower_row_fused(op, p)
+        return
     first = op.outputs[0].type
     shape = logical_shape(first)
     widest = max((v.type.element_type for v in (*op.inputs, *op.outputs)), key=element_bytes)

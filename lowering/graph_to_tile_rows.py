@@ -25,11 +25,11 @@ from strata.dialects.graph_base import is_float, shape_of
 from strata.dialects.opinfo import register_tile_lowering
 from strata.dialects.tile_types import MAX_TILE_DIM, TensorViewType
 from strata.ir import location_prefix
-from strata.lowering.graph_to_tile import ProgramLowering
+from strata.lowering.graph_to_tile import ProgramLowering, same_layout_inputs
 from strata.lowering.graph_to_tile_indexed import out_of_range, widen_index
 from strata.lowering.graph_to_tile_matmul import matmul_kernel, widen
-from strata.lowering.scalar_rules import Emitter
-from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, next_power_of_two
+from strata.lowering.scalar_rules import Emitter, emit_scalar
+from strata.lowering.tile_builder import KernelBuilder, broadcast_strides, contiguous_strides, next_power_of_two
 
 Body = Callable[[Emitter, Sequence[SSAValue]], SSAValue]
 
@@ -129,17 +129,20 @@ class RowKernel:
         (result,) = k.loop(self.layout.steps, [k.fill(init, self.layout.row_tile, self.compute)], step)
         return result
 
-    def write_pass(self, target: SSAValue, value_of: Callable[[SSAValue], SSAValue], element) -> None:
-        k = self.k
+    def for_each_column(self, body: Callable[[SSAValue], None]) -> None:
+        """A last pass over the row's column tiles (the write pass)."""
 
         def step(column: SSAValue, carried: Sequence[SSAValue]) -> list[SSAValue]:
-            value = value_of(column)
-            if element != self.compute:
-                value = self.map([value], lambda e, a: e(arith.TruncFOp(a[0], element)), element)
-            k.store(value, target, self.at(column))
+            body(column)
             return []
 
-        k.loop(self.layout.steps, [], step)
+        self.k.loop(self.layout.steps, [], step)
+
+    def store(self, target: SSAValue, column: SSAValue, value: SSAValue, element) -> None:
+        """Store a column tile, rounded to `element` when computed wider."""
+        if element != self.compute:
+            value = self.map([value], lambda e, a: e(arith.TruncFOp(a[0], element)), element)
+        self.k.store(value, target, self.at(column))
 
 
 def _sum(e: Emitter, a: SSAValue, b: SSAValue):
@@ -199,12 +202,33 @@ def lower_reduction(op: Operation, p: ProgramLowering) -> None:
     p.bind(op.results[0], buffer)
 
 
+ColumnTile = Callable[[SSAValue], SSAValue]
+"""The tile of some row-layout value at a column step."""
+
+
+def softmax_rows(row: RowKernel, x_of: ColumnTile, write: Callable[[SSAValue, SSAValue], None],
+                 log: bool = False, causal: bool = False) -> None:
+    """The passes of softmax / log_softmax over each row: max, sum of exp, write.
+    `causal` masks element (i, j) of the last two axes where j > i (attention scores)."""
+    if causal:
+        unmasked = x_of
+        x_of = lambda c: row.causal_mask(unmasked(c), c)  # noqa: E731
+    largest = row.row_pass(float("-inf"), "max", x_of, arith.MaximumfOp)
+    shifted = lambda c: row.map([x_of(c), row.spread(largest)], lambda e, a: e(arith.SubfOp(*a)))  # noqa: E731
+    exp_shifted = lambda c: row.map([shifted(c)], lambda e, a: e(xmath.ExpOp(a[0])))  # noqa: E731
+    total = row.row_pass(0.0, "sum", exp_shifted, arith.AddfOp)
+    if log:
+        value = lambda c: row.map([shifted(c), row.spread(total)], lambda e, a: e(arith.SubfOp(a[0], e(xmath.LogOp(a[1])))))  # noqa: E731
+    else:
+        value = lambda c: row.map([exp_shifted(c), row.spread(total)], lambda e, a: e(arith.DivfOp(*a)))  # noqa: E731
+    row.for_each_column(lambda c: write(c, value(c)))
+
+
 def softmax_kernel(
     p: ProgramLowering, label: str, source: SSAValue, x_type: TensorType, axis: int,
     log: bool = False, causal: bool = False,
 ) -> SSAValue:
-    """softmax / log_softmax of `source` along `axis` into a new buffer. `causal` masks
-    element (i, j) of the last two axes where j > i (attention scores; axis = -1)."""
+    """softmax / log_softmax of `source` along `axis` into a new buffer."""
     shape = shape_of(x_type)
     element = x_type.element_type
     layout = RowLayout.of(shape, axis % len(shape), p.cost.elements)
@@ -212,18 +236,7 @@ def softmax_kernel(
     row = RowKernel(label, p, layout, [source, out], element)
     x = row.k.partition(0, layout.view(element), layout.tile)
     y = row.k.partition(1, layout.view(element), layout.tile)
-    if causal:
-        unmasked = row.load
-        row.load = lambda partition, column: row.causal_mask(unmasked(partition, column), column)
-    largest = row.row_pass(float("-inf"), "max", lambda c: row.load(x, c), arith.MaximumfOp)
-    shifted = lambda c: row.map([row.load(x, c), row.spread(largest)], lambda e, a: e(arith.SubfOp(*a)))
-    exp_shifted = lambda c: row.map([shifted(c)], lambda e, a: e(xmath.ExpOp(a[0])))
-    total = row.row_pass(0.0, "sum", exp_shifted, arith.AddfOp)
-    if log:
-        write = lambda c: row.map([shifted(c), row.spread(total)], lambda e, a: e(arith.SubfOp(a[0], e(xmath.LogOp(a[1])))))
-    else:
-        write = lambda c: row.map([exp_shifted(c), row.spread(total)], lambda e, a: e(arith.DivfOp(*a)))
-    row.write_pass(y, write, element)
+    softmax_rows(row, lambda c: row.load(x, c), lambda c, value: row.store(y, c, value, element), log, causal)
     # The write pass reads each column tile before writing it: safe in place.
     p.launch(row.k, [source, out], in_place=[0])
     return out
@@ -259,26 +272,17 @@ def lower_attention(op: graph.AttentionOp, p: ProgramLowering) -> None:
     p.bind(op.result, out)
 
 
-def _normalize(op: Operation, p: ProgramLowering, centered: bool) -> None:
-    """layernorm (centered) and rmsnorm: y = (x - mean?) / sqrt(mean((x - mean?)^2) + eps) * gamma (+ beta)."""
-    x_type = op.results[0].type
-    shape = shape_of(x_type)
-    element = x_type.element_type
-    layout = RowLayout.of(shape, len(shape) - 1, p.cost.elements)
-    buffers = [p.buffer_of(v) for v in op.operands]
-    out = p.new_buffer(x_type)
-    row = RowKernel(op, p, layout, [*buffers, out], element)
-    k = row.k
-    x = k.partition(0, layout.view(element), layout.tile)
-    params = [k.partition(i, layout.row_vector_view(element), layout.tile) for i in range(1, len(buffers))]
-    inverse_length = 1.0 / shape[-1]
-    eps = op.params()["epsilon"]
+def normalize_rows(row: RowKernel, x_of: ColumnTile, params_of: Sequence[ColumnTile],
+                   write: Callable[[SSAValue, SSAValue], None], centered: bool, eps: float) -> None:
+    """layernorm (centered) / rmsnorm over each row:
+    y = (x - mean?) / sqrt(mean((x - mean?)^2) + eps) * gamma (+ beta)."""
+    inverse_length = 1.0 / row.layout.shape[row.layout.axis]
     if centered:
-        total = row.row_pass(0.0, "sum", lambda c: row.load(x, c), arith.AddfOp)
+        total = row.row_pass(0.0, "sum", x_of, arith.AddfOp)
         mean = row.map([total], lambda e, a: e(arith.MulfOp(a[0], e.const(inverse_length, a[0].type))))
-        centre = lambda c: row.map([row.load(x, c), row.spread(mean)], lambda e, a: e(arith.SubfOp(*a)))
+        centre = lambda c: row.map([x_of(c), row.spread(mean)], lambda e, a: e(arith.SubfOp(*a)))  # noqa: E731
     else:
-        centre = lambda c: row.load(x, c)
+        centre = x_of
     squares = row.row_pass(0.0, "sum", lambda c: row.map([centre(c)], lambda e, a: e(arith.MulfOp(a[0], a[0]))), arith.AddfOp)
 
     def denominator(e: Emitter, a: Sequence[SSAValue]) -> SSAValue:
@@ -291,8 +295,27 @@ def _normalize(op: Operation, p: ProgramLowering, centered: bool) -> None:
         y = e(arith.MulfOp(e(arith.DivfOp(a[0], a[1])), a[2]))
         return e(arith.AddfOp(y, a[3])) if len(a) > 3 else y
 
-    write = lambda c: row.map([centre(c), row.spread(scale), *(row.load(q, c) for q in params)], normalized)
-    row.write_pass(k.partition(len(buffers), layout.view(element), layout.tile), write, element)
+    row.for_each_column(
+        lambda c: write(c, row.map([centre(c), row.spread(scale), *(param(c) for param in params_of)], normalized))
+    )
+
+
+def _normalize(op: Operation, p: ProgramLowering, centered: bool) -> None:
+    x_type = op.results[0].type
+    shape = shape_of(x_type)
+    element = x_type.element_type
+    layout = RowLayout.of(shape, len(shape) - 1, p.cost.elements)
+    buffers = [p.buffer_of(v) for v in op.operands]
+    out = p.new_buffer(x_type)
+    row = RowKernel(op, p, layout, [*buffers, out], element)
+    k = row.k
+    x = k.partition(0, layout.view(element), layout.tile)
+    params = [k.partition(i, layout.row_vector_view(element), layout.tile) for i in range(1, len(buffers))]
+    y = k.partition(len(buffers), layout.view(element), layout.tile)
+    normalize_rows(
+        row, lambda c: row.load(x, c), [lambda c, q=q: row.load(q, c) for q in params],
+        lambda c, value: row.store(y, c, value, element), centered, op.params()["epsilon"],
+    )
     p.launch(k, [*buffers, out], in_place=[0])
     p.bind(op.results[0], out)
 
@@ -352,3 +375,74 @@ def lower_cross_entropy(op: graph.CrossEntropyOp, p: ProgramLowering) -> None:
     p.launch(k, [logits, labels, losses])
     mean = reduce_axis(op, p, losses, (n,), 0, element, 1.0 / n, reducer=graph.ReduceMeanOp)
     p.bind(op.result, mean)
+
+
+ROW_ANCHORS = (graph.SoftmaxOp, graph.LogSoftmaxOp, graph.LayerNormOp, graph.RmsNormOp)
+"""Row ops a graph.fused group may be built around (elementwise prologue and epilogue)."""
+
+
+def lower_row_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
+    """A group around a row op is one row kernel: the prologue (elementwise ops feeding
+    x) is evaluated whenever a pass reads x, the epilogue on each written column tile."""
+    body = op.body.block
+    members = list(body.ops)[:-1]
+    anchor = next(m for m in members if isinstance(m, ROW_ANCHORS))
+    prologue, epilogue = members[: members.index(anchor)], members[members.index(anchor) + 1 :]
+    x = anchor.operands[0]
+    shape, element = shape_of(x.type), x.type.element_type
+    axis = anchor.params()["axis"] % len(shape) if isinstance(anchor, graph.SoftmaxOp | graph.LogSoftmaxOp) else len(shape) - 1
+    layout = RowLayout.of(shape, axis, p.cost.elements)
+    inputs = [p.buffer_of(v) for v in op.inputs]
+    outputs = [p.new_buffer(r.type) for r in op.outputs]
+    row = RowKernel(anchor, p, layout, [*inputs, *outputs], element)
+    k = row.k
+    position = {arg: i for i, arg in enumerate(body.args)}
+    partitions: dict[SSAValue, SSAValue] = {}
+
+    def column_tile(arg: SSAValue, column: SSAValue) -> SSAValue:
+        if arg not in partitions:
+            strides = broadcast_strides(shape_of(arg.type), shape)
+            partitions[arg] = k.partition(position[arg], layout.view(arg.type.element_type, strides), layout.tile)
+        return row.load(partitions[arg], column)
+
+    def chain(ops: Sequence[Operation], known: dict[SSAValue, SSAValue], wanted: SSAValue):
+        """A tile.map computing `wanted` from the block arguments the `ops` chain reads."""
+        needed = [a for a in body.args if any(a in o.operands for o in ops)]
+
+        def scalar(e: Emitter, elements: Sequence[SSAValue]) -> SSAValue:
+            values = {**dict(zip(known, elements)), **dict(zip(needed, elements[len(known) :]))}
+            for member in ops:
+                values[member.results[0]] = emit_scalar(member, e.block, [values[v] for v in member.operands])
+            return values[wanted]
+
+        return needed, scalar
+
+    if prologue:
+        prologue_args, prologue_scalar = chain(prologue, {}, x)
+        x_of = lambda c: row.map([column_tile(a, c) for a in prologue_args], prologue_scalar)  # noqa: E731
+    else:
+        x_of = lambda c: column_tile(x, c)  # noqa: E731
+    output_partitions = [
+        k.partition(len(inputs) + i, layout.view(r.type.element_type), layout.tile) for i, r in enumerate(op.outputs)
+    ]
+
+    def write(column: SSAValue, value: SSAValue) -> None:
+        for yielded, target, result in zip(body.last_op.operands, output_partitions, op.outputs):
+            if yielded is anchor.results[0]:
+                tile_value = value
+            else:
+                args, scalar = chain(epilogue, {anchor.results[0]: None}, yielded)
+                tile_value = row.map([value, *(column_tile(a, column) for a in args)], scalar)
+            row.store(target, column, tile_value, result.type.element_type)
+
+    if isinstance(anchor, graph.SoftmaxOp | graph.LogSoftmaxOp):
+        softmax_rows(row, x_of, write, log=isinstance(anchor, graph.LogSoftmaxOp))
+    else:
+        params = [
+            k.partition(position[v], layout.row_vector_view(v.type.element_type), layout.tile) for v in anchor.operands[1:]
+        ]
+        normalize_rows(row, x_of, [lambda c, q=q: row.load(q, c) for q in params], write,
+                       centered=isinstance(anchor, graph.LayerNormOp), eps=anchor.params()["epsilon"])
+    p.launch(k, [*inputs, *outputs], same_layout_inputs(op.inputs, op.outputs[-1].type))
+    for result, buffer in zip(op.outputs, outputs):
+        p.bind(result, buffer)

@@ -118,7 +118,7 @@ class KernelBuilder:
         return self._constants[value]
 
     def partition(self, arg: int, view: TensorViewType, tile_shape: Sequence[int]) -> SSAValue:
-        made = self.add(tile.MakeTensorViewOp(self.block.args[arg], view))
+        made = self.add(tile.MakeTensorViewOp(self.entry.args[arg], view))
         return self.add(tile.MakePartitionViewOp(made.results[0], tile_shape)).results[0]
 
     def load(self, partition: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:

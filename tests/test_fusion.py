@@ -12,6 +12,7 @@ from strata import ops
 from strata.check import compare
 from strata.ir import parse_module
 from strata.pipelines import run_pipeline
+from strata.runtime.dtypes import tensor_dtype
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 UNARY = [ops.exp, ops.tanh, ops.sigmoid, ops.neg, ops.abs, ops.relu, ops.silu, ops.erf, ops.gelu]
@@ -146,3 +147,27 @@ def test_recognized_attention_and_gelu_keep_numerics():
     assert [op.name for op in folded.walk() if op.name.startswith("graph.")] == ["graph.gelu"]
     xs = np.linspace(-5, 5, 33, dtype=np.float32)
     np.testing.assert_allclose(strata.interpret(folded, xs)[0], strata.interpret(gelu_text, xs)[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("row_op", ["softmax", "log_softmax", "layernorm", "rmsnorm"])
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("shape", [(1, 1), (7, 33), (2, 5, 1000), (3, 3000)], ids=str)
+def test_row_kernels_with_prologue_and_epilogue(row_op, dtype, shape):
+    """op(prologue(x)) then an epilogue is one kernel and computes the unfused values."""
+    g = strata.Graph("rows")
+    x = g.input("x", shape, dtype)
+    b = g.input("b", shape[-1:], dtype)
+    pre = ops.scale(x, 0.5) + b  # prologue, with a broadcast operand
+    if row_op in ("layernorm", "rmsnorm"):
+        gamma = g.param("gamma", shape[-1:], dtype)
+        y = ops.layernorm(pre, gamma, b) if row_op == "layernorm" else ops.rmsnorm(pre, gamma)
+    else:
+        y = getattr(ops, row_op)(pre)
+    g.output(ops.tanh(y) * x)  # epilogue, reading x again
+    text = str(g.build())
+    assert kernel_count(text) == 1
+    rng = np.random.default_rng(5)
+    function = parse_module(text).body.block.first_op
+    args = [rng.standard_normal(t.get_shape()).astype(tensor_dtype(t)) for t in function.function_type.inputs.data]
+    for comparison in compare(strata.compile(text, target="cpu")(*args), strata.interpret(text, *args)):
+        assert comparison.ok, comparison

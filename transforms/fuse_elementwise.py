@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, f32, f64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -42,8 +42,15 @@ def fusible(op: Operation) -> bool:
     return isinstance(op, graph.ElementwiseOp) and not isinstance(op, graph.DropoutOp)
 
 
+ROW_ANCHORS = (graph.SoftmaxOp, graph.LogSoftmaxOp, graph.LayerNormOp, graph.RmsNormOp)
+
+
 def is_epilogue_root(op: Operation) -> bool:
-    """A matmul may head a group; its elementwise consumers become its epilogue."""
+    """A matmul or a row op may head a group; its elementwise consumers become its
+    epilogue (a row op also takes an elementwise group computing its x as prologue)."""
+    if isinstance(op, ROW_ANCHORS):
+        # Row kernels compute in f32/f64 tiles; f16/bf16 groups keep separate kernels.
+        return op.results[0].type.element_type in (f32, f64)
     return isinstance(op, graph.MatmulOp)
 
 
@@ -83,6 +90,8 @@ class Grouping:
         if self.epilogues and is_epilogue_root(op):
             self.parent[op] = op
             self.rooted.add(op)
+            if isinstance(op, ROW_ANCHORS):
+                self.take_prologue(op)
         elif fusible(op):
             self.parent[op] = op
             for value in op.operands:
@@ -93,6 +102,21 @@ class Grouping:
             self.ancestors[r] = frozenset(below - {own})
         if own is not None:
             self.group_ancestors.setdefault(own, set()).update(below - {own})
+
+    def take_prologue(self, op: Operation) -> None:
+        """Merge the group computing a row op's x into the row op's group when all it
+        computes is that x (of x's shape, read by nothing else)."""
+        source = self.group_of(op.operands[0])
+        if source is None or source in self.rooted or not self.same_shape(source, op):
+            return
+        members = [m for m in self.parent if self.find(m) is source]
+        inside = set(members)
+        for member in members:
+            for use in member.results[0].uses:
+                if use.operation not in inside and not (use.operation is op and use.index == 0):
+                    return
+        self.parent[source] = op
+        self.group_ancestors[op] = self.group_ancestors.pop(source, set())
 
     def try_join(self, op: Operation, value: SSAValue) -> None:
         candidate, root = self.group_of(value), self.find(op)

@@ -176,3 +176,36 @@ func.func @cycle_through_matmul(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> ten
   %3 = "graph.add"(%g, %2) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   func.return %3 : tensor<4x8xf32>
 }
+
+// -----
+
+// A row op takes the elementwise group computing its x as prologue and its elementwise
+// consumers as epilogue: softmax(0.5·x + b)·x is one group. A prologue whose value is
+// also used elsewhere stays outside (here %s, returned too).
+// CHECK-LABEL: func.func @row_anchor
+// CHECK-NEXT:    %[[F:.*]] = graph.fused %x, %b
+// CHECK-NEXT:    ^{{.*}}:
+// CHECK-NEXT:      graph.scale
+// CHECK-NEXT:      graph.add
+// CHECK-NEXT:      graph.softmax
+// CHECK-NEXT:      graph.mul
+// CHECK-NEXT:      graph.yield
+// CHECK:         %[[S:.*]] = graph.exp %x
+// CHECK-NEXT:    %[[L:.*]] = graph.fused %[[S]], %g, %b
+// CHECK-NEXT:    ^{{.*}}:
+// CHECK-NEXT:      graph.layernorm
+// CHECK-NEXT:      graph.relu
+// CHECK-NEXT:      graph.yield
+// NOEPI-LABEL: func.func @row_anchor
+// NOEPI:         graph.softmax
+// NOEPI:         graph.layernorm
+func.func @row_anchor(%x: tensor<7x33xf32>, %b: tensor<33xf32>, %g: tensor<33xf32>) -> (tensor<7x33xf32>, tensor<7x33xf32>, tensor<7x33xf32>) {
+  %0 = "graph.scale"(%x) <{value = 0.5 : f64}> : (tensor<7x33xf32>) -> tensor<7x33xf32>
+  %1 = "graph.add"(%0, %b) : (tensor<7x33xf32>, tensor<33xf32>) -> tensor<7x33xf32>
+  %2 = "graph.softmax"(%1) : (tensor<7x33xf32>) -> tensor<7x33xf32>
+  %3 = "graph.mul"(%2, %x) : (tensor<7x33xf32>, tensor<7x33xf32>) -> tensor<7x33xf32>
+  %s = "graph.exp"(%x) : (tensor<7x33xf32>) -> tensor<7x33xf32>
+  %5 = "graph.layernorm"(%s, %g, %b) : (tensor<7x33xf32>, tensor<33xf32>, tensor<33xf32>) -> tensor<7x33xf32>
+  %6 = "graph.relu"(%5) : (tensor<7x33xf32>) -> tensor<7x33xf32>
+  func.return %3, %6, %s : tensor<7x33xf32>, tensor<7x33xf32>, tensor<7x33xf32>
+}
