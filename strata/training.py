@@ -31,7 +31,6 @@ from xdsl.ir import Block, SSAValue
 from strata import ops
 from strata.builder import Graph, Tensor, build_module
 from strata.errors import BuildError
-from strata.ir import verify
 from strata.dialects.graph_base import is_float
 from strata.runtime.dtypes import element_name, tensor_dtype
 
@@ -131,9 +130,7 @@ def build_train_step(build_loss: Callable[[Graph], Tensor], optimizer: SGD | Ada
         updated.append(p)
         new_state += s
     step.output(Tensor(step, loss_value), *updated, *new_state)
-    step_module = build_module(step)
-    verify(step_module)
-    return step_module, [names[i] for i in params], [names[i] for i in inputs]
+    return build_module(step), [names[i] for i in params], [names[i] for i in inputs]
 
 
 def _dtype(t: TensorType) -> str:
