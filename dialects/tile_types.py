@@ -25,8 +25,10 @@ MAX_TILE_DIM = 4096
 MAX_TILE_BYTES = 64 * 1024
 """One tile must fit comfortably in L1 (CPU) / shared memory and registers (GPU)."""
 
-KERNEL_BYTE_BUDGET = 256 * 1024
-"""All tiles one kernel instance defines together (the on-chip working set)."""
+KERNEL_BYTE_BUDGET = 1024 * 1024
+"""All tiles one kernel instance defines together: the L2 of a CPU core (1 MiB on Zen 4).
+It counts every tile value, also those the CPU lowering evaluates element by element
+without storing them, so it is an upper bound of the working set."""
 
 
 def is_scalar_element(element_type: Attribute) -> bool:

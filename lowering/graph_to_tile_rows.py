@@ -23,7 +23,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from strata.dialects import graph, tile
 from strata.dialects.graph_base import is_float, shape_of
 from strata.dialects.opinfo import register_tile_lowering
-from strata.dialects.tile_types import MAX_TILE_DIM, TensorViewType
+from strata.dialects.tile_types import KERNEL_BYTE_BUDGET, MAX_TILE_DIM, TensorViewType, element_bytes
 from strata.ir import location_prefix
 from strata.lowering.graph_to_tile import ProgramLowering, same_layout_inputs
 from strata.lowering.graph_to_tile_indexed import out_of_range, widen_index
@@ -391,7 +391,11 @@ def lower_row_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
     x = anchor.operands[0]
     shape, element = shape_of(x.type), x.type.element_type
     axis = anchor.params()["axis"] % len(shape) if isinstance(anchor, graph.SoftmaxOp | graph.LogSoftmaxOp) else len(shape) - 1
-    layout = RowLayout.of(shape, axis, p.cost.elements)
+    # Every pass loads each input and maps it: size tiles so all of them fit the kernel's
+    # on-chip budget (about 3 passes x (inputs + maps) + the outputs + per-row statistics).
+    tiles = 3 * (len(op.inputs) + 2) + 3 * len(op.outputs) + 16
+    fitting = KERNEL_BYTE_BUDGET // max(element_bytes(element), 4) // tiles
+    layout = RowLayout.of(shape, axis, min(p.cost.elements, 1 << (fitting.bit_length() - 1)))
     inputs = [p.buffer_of(v) for v in op.inputs]
     outputs = [p.new_buffer(r.type) for r in op.outputs]
     row = RowKernel(anchor, p, layout, [*inputs, *outputs], element)

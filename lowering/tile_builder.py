@@ -118,8 +118,12 @@ class KernelBuilder:
         return self._constants[value]
 
     def partition(self, arg: int, view: TensorViewType, tile_shape: Sequence[int]) -> SSAValue:
-        made = self.add(tile.MakeTensorViewOp(self.entry.args[arg], view))
-        return self.add(tile.MakePartitionViewOp(made.results[0], tile_shape)).results[0]
+        """Kernel argument `arg` viewed and cut into tiles, defined at the kernel's top
+        level (even while a loop body is being built) so every later loop can use it."""
+        made = tile.MakeTensorViewOp(self.entry.args[arg], view)
+        partition = tile.MakePartitionViewOp(made.results[0], tile_shape)
+        self.entry.add_ops([made, partition])
+        return partition.results[0]
 
     def load(self, partition: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
         op = self.add(tile.LoadViewTkoOp(partition, indices, self.token))

@@ -13,6 +13,13 @@ from xdsl.universe import Universe
 from strata.errors import IRError, StrataError
 from strata.ir import make_context, verify
 
+def verify_between(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
+    """Each level a named pipeline produces must verify (the tile constraints included),
+    not only the final loops."""
+    if previous is not None:
+        verify(module)
+
+
 CPU_PIPELINE_STEPS = (
     "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile,token-dce,"
     "lower-tile-to-loops,expand-math,plan-memory,verify-memory-plan"
@@ -34,7 +41,7 @@ class CpuPipelinePass(ModulePass):
         steps = CPU_PIPELINE_STEPS
         if not self.fusion:
             steps = ",".join(s for s in steps.split(",") if s not in ("fuse-patterns", "fuse-elementwise"))
-        PassPipeline.parse_spec(available_passes(), steps).apply(ctx, op)
+        PassPipeline.parse_spec(available_passes(), steps, verify_between).apply(ctx, op)
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,7 @@ class GpuPipelinePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS
 
-        PassPipeline.parse_spec(available_passes(), GPU_PIPELINE_STEPS).apply(ctx, op)
+        PassPipeline.parse_spec(available_passes(), GPU_PIPELINE_STEPS, verify_between).apply(ctx, op)
 
 
 def _strata_passes() -> dict[str, Callable[[], type[ModulePass]]]:

@@ -12,6 +12,7 @@ from strata import ops
 from strata.check import compare
 from strata.ir import parse_module
 from strata.pipelines import run_pipeline
+from xdsl.ir import Operation
 from strata.runtime.dtypes import tensor_dtype
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -171,3 +172,38 @@ def test_row_kernels_with_prologue_and_epilogue(row_op, dtype, shape):
     args = [rng.standard_normal(t.get_shape()).astype(tensor_dtype(t)) for t in function.function_type.inputs.data]
     for comparison in compare(strata.compile(text, target="cpu")(*args), strata.interpret(text, *args)):
         assert comparison.ok, comparison
+
+
+def dominance_violations(module) -> list[str]:
+    """Uses whose definition is not earlier in the same block or an enclosing one."""
+    problems = []
+    for op in module.walk():
+        for value in op.operands:
+            owner = value.owner
+            defining_block = owner if not isinstance(owner, Operation) else owner.parent_block()
+            block, user = op.parent_block(), op
+            while block is not None and block is not defining_block:
+                user = block.parent_op()
+                block = user.parent_block() if user is not None else None
+            if block is None:
+                problems.append(f"{op.name} uses a value defined outside its scope")
+            elif isinstance(owner, Operation) and list(block.ops).index(owner) > list(block.ops).index(user):
+                problems.append(f"{op.name} uses {owner.name} before it is defined")
+    return problems
+
+
+def row_group_program() -> str:
+    g = strata.Graph("rows")
+    x, b = g.input("x", (7, 3000)), g.input("b", (3000,))
+    g.output(ops.tanh(ops.softmax(ops.scale(x, 0.5) + b)) * x)
+    return str(g.build())
+
+
+@pytest.mark.parametrize("example", ["mlp.mlir", "transformer_block.mlir", "row group"])
+def test_tile_and_loop_levels_respect_dominance(example):
+    text = row_group_program() if example == "row group" else (EXAMPLES / example).read_text()
+    module = parse_module(text)
+    run_pipeline(module, "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile")
+    assert dominance_violations(module) == []
+    run_pipeline(module, "token-dce,lower-tile-to-loops")
+    assert dominance_violations(module) == []

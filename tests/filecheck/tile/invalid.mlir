@@ -110,7 +110,7 @@ func.func @partition_tile_shape(%p: !tile.partition_view<4x6, !tile.tensor_view<
 
 // ============================================================================================
 // tile.kernel (KernelOp.verify_): non-empty positive grid, block arguments = function_type
-// inputs with no results, all tiles of one instance within the 256 KiB on-chip budget.
+// inputs with no results, all tiles of one instance within the 1 MiB on-chip budget.
 // ============================================================================================
 
 // KernelOp: an empty grid.
@@ -151,9 +151,9 @@ tile.kernel @zero_grid(%a: memref<64xf32>) attributes {grid = array<i64: 4, 0>} 
 
 // -----
 
-// KernelOp: five 64 KiB tiles (each within MAX_TILE_BYTES) take 327680 bytes, over the
-// 262144-byte kernel budget.
-// CHECK: error: 'tile.kernel' @over_budget: its tiles take 327680 bytes, over the 262144-byte on-chip budget: use smaller tiles
+// KernelOp: seventeen 64 KiB tiles (each within MAX_TILE_BYTES) take 1114112 bytes, over
+// the 1048576-byte kernel budget.
+// CHECK: error: 'tile.kernel' @over_budget: its tiles take 1114112 bytes, over the 1048576-byte on-chip budget: use smaller tiles
 tile.kernel @over_budget(%a: memref<64xf32>) attributes {grid = array<i64: 1>} {
   %t0 = tile.map : () -> !tile.tile<128x128xf32> {
     %z = arith.constant 0.000000e+00 : f32
@@ -172,6 +172,54 @@ tile.kernel @over_budget(%a: memref<64xf32>) attributes {grid = array<i64: 1>} {
     tile.yield %e : f32
   }
   %t4 = tile.map %t3 : (!tile.tile<128x128xf32>) -> !tile.tile<128x128xf32> {
+  ^bb0(%e: f32):
+    tile.yield %e : f32
+  }
+  %t5 = tile.map %t4 : (!tile.tile<128x128xf32>) -> !tile.tile<128x128xf32> {
+  ^bb0(%e: f32):
+    tile.yield %e : f32
+  }
+  %t6 = tile.map %t5 : (!tile.tile<128x128xf32>) -> !tile.tile<128x128xf32> {
+  ^bb0(%e: f32):
+    tile.yield %e : f32
+  }
+  %t7 = tile.map %t6 : (!tile.tile<128x128xf32>) -> !tile.tile<128x128xf32> {
+  ^bb0(%e: f32):
+    tile.yield %e : f32
+  }
+  %t8 = tile.map %t7 : (!tile.tile<128x128xf32>) -> !tile.tile<128x128xf32> {
+  ^bb0(%e: f32):
+    tile.yield %e : f32
+  }
+  %t9 = tile.map %t8 : (!tile.tile<128x128xf32>) -> !tile.tile<128x128xf32> {
+  ^bb0(%e: f32):
+    tile.yield %e : f32
+  }
+  %t10 = tile.map %t9 : (!tile.tile<128x128xf32>) -> !tile.tile<128x128xf32> {
+  ^bb0(%e: f32):
+    tile.yield %e : f32
+  }
+  %t11 = tile.map %t10 : (!tile.tile<128x128xf32>) -> !tile.tile<128x128xf32> {
+  ^bb0(%e: f32):
+    tile.yield %e : f32
+  }
+  %t12 = tile.map %t11 : (!tile.tile<128x128xf32>) -> !tile.tile<128x128xf32> {
+  ^bb0(%e: f32):
+    tile.yield %e : f32
+  }
+  %t13 = tile.map %t12 : (!tile.tile<128x128xf32>) -> !tile.tile<128x128xf32> {
+  ^bb0(%e: f32):
+    tile.yield %e : f32
+  }
+  %t14 = tile.map %t13 : (!tile.tile<128x128xf32>) -> !tile.tile<128x128xf32> {
+  ^bb0(%e: f32):
+    tile.yield %e : f32
+  }
+  %t15 = tile.map %t14 : (!tile.tile<128x128xf32>) -> !tile.tile<128x128xf32> {
+  ^bb0(%e: f32):
+    tile.yield %e : f32
+  }
+  %t16 = tile.map %t15 : (!tile.tile<128x128xf32>) -> !tile.tile<128x128xf32> {
   ^bb0(%e: f32):
     tile.yield %e : f32
   }
