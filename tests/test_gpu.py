@@ -25,9 +25,10 @@ from strata.errors import StrataError
 from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS
 from strata.pipelines import run_pipeline
 
+from programs import DTYPES, single_op, ttype
+
 CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda-13.0")
 PTXAS = shutil.which("ptxas") or os.path.join(CUDA_HOME, "bin", "ptxas")
-DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
 
 
 def _libnvvm_available() -> bool:
@@ -51,23 +52,6 @@ needs_ptx_tools = pytest.mark.skipif(
     not (os.path.exists(PTXAS) and _libnvvm_available()), reason="ptxas or libNVVM/libdevice not found"
 )
 needs_gpu = pytest.mark.skipif(not _cuda_available(), reason="no CUDA GPU (numba.cuda.is_available() is False)")
-
-
-def ttype(shape, dtype):
-    return f"tensor<{''.join(f'{d}x' for d in shape)}{dtype}>"
-
-
-def single_op(op: str, operands, result, props: str = "") -> str:
-    args = ", ".join(f"%a{i}: {ttype(s, d)}" for i, (s, d) in enumerate(operands))
-    names = ", ".join(f"%a{i}" for i in range(len(operands)))
-    in_types = ", ".join(ttype(s, d) for s, d in operands)
-    out = ttype(*result)
-    props = f" <{{{props}}}>" if props else ""
-    return (
-        f"func.func @main({args}) -> {out} {{\n"
-        f'  %0 = "{op}"({names}){props} : ({in_types}) -> {out}\n'
-        f"  func.return %0 : {out}\n}}\n"
-    )
 
 
 def chain(n: int, dtype: str = "f32") -> str:

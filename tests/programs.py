@@ -1,0 +1,25 @@
+"""Small MLIR programs shared by the CPU and GPU backend tests."""
+
+from __future__ import annotations
+
+import numpy as np
+
+DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
+
+
+def ttype(shape, dtype: str) -> str:
+    return f"tensor<{''.join(f'{d}x' for d in shape)}{dtype}>"
+
+
+def single_op(op: str, operands, result, props: str = "") -> str:
+    """A module whose @main applies one graph op to its arguments."""
+    args = ", ".join(f"%a{i}: {ttype(s, d)}" for i, (s, d) in enumerate(operands))
+    names = ", ".join(f"%a{i}" for i in range(len(operands)))
+    in_types = ", ".join(ttype(s, d) for s, d in operands)
+    out = ttype(*result)
+    props = f" <{{{props}}}>" if props else ""
+    return (
+        f"func.func @main({args}) -> {out} {{\n"
+        f'  %0 = "{op}"({names}){props} : ({in_types}) -> {out}\n'
+        f"  func.return %0 : {out}\n}}\n"
+    )
