@@ -23,3 +23,13 @@ def single_op(op: str, operands, result, props: str = "") -> str:
         f'  %0 = "{op}"({names}){props} : ({in_types}) -> {out}\n'
         f"  func.return %0 : {out}\n}}\n"
     )
+
+
+def random_array(rng, shape, dtype: str) -> np.ndarray:
+    """Random inputs of a tensor type: normal floats, small signed integers, fair booleans."""
+    np_dtype = DTYPES[dtype]
+    if dtype == "i1":
+        return rng.random(shape) < 0.5
+    if dtype.startswith("i"):
+        return rng.integers(-50, 50, size=shape).astype(np_dtype)
+    return rng.standard_normal(shape).astype(np_dtype)

@@ -15,18 +15,9 @@ import pytest
 import strata
 from strata.check import compare
 
-from programs import DTYPES, single_op
+from programs import DTYPES, random_array, single_op
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-
-
-def random_array(rng, shape, dtype):
-    np_dtype = DTYPES[dtype]
-    if dtype == "i1":
-        return rng.random(shape) < 0.5
-    if dtype.startswith("i"):
-        return rng.integers(-50, 50, size=shape).astype(np_dtype)
-    return rng.standard_normal(shape).astype(np_dtype)
 
 
 def check_against_reference(text: str, inputs) -> None:

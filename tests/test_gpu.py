@@ -25,7 +25,7 @@ from strata.errors import StrataError
 from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS
 from strata.pipelines import run_pipeline
 
-from programs import DTYPES, single_op, ttype
+from programs import random_array, single_op, ttype
 
 CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda-13.0")
 PTXAS = shutil.which("ptxas") or os.path.join(CUDA_HOME, "bin", "ptxas")
@@ -69,15 +69,6 @@ def chain(n: int, dtype: str = "f32") -> str:
   func.return %7, %2 : {t}, {t}
 }}
 """
-
-
-def random_array(rng, shape, dtype):
-    np_dtype = DTYPES[dtype]
-    if dtype == "i1":
-        return rng.random(shape) < 0.5
-    if dtype.startswith("i"):
-        return rng.integers(-50, 50, size=shape).astype(np_dtype)
-    return rng.standard_normal(shape).astype(np_dtype)
 
 
 def lower(text: str):
