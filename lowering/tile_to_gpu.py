@@ -60,7 +60,6 @@ from math import prod
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
     IndexType,
     IntegerAttr,
     ModuleOp,
@@ -165,11 +164,7 @@ class GpuKernelLowering(KernelLowering):
     def lower(self) -> func.FuncOp:
         kernel = self.kernel
         body = kernel.body.block
-        for old, new in zip(body.args, self.entry.args):
-            new.name_hint = old.name_hint
-            self.values[old] = new
-        begin = self.entry.args[-2]
-        begin.name_hint, self.entry.args[-1].name_hint = "begin", "end"
+        begin, _ = self.bind_arguments()
         block = self.add(begin, self.special_register("ctaid.x"))
         self.thread = self.special_register("tid.x")
         self.threads = self.special_register("ntid.x")
@@ -181,11 +176,7 @@ class GpuKernelLowering(KernelLowering):
         function = func.FuncOp(kernel.sym_name.data, (list(self.entry.arg_types), []), Region(self.entry))
         function.attributes["gpu.kernel"] = UnitAttr()
         function.attributes["gpu.block_size"] = IntegerAttr(self.block_size, i64)
-        function.attributes["tile.grid"] = DenseArrayBase.from_list(
-            kernel.grid.elt_type, list(kernel.grid_shape())
-        )
-        if "tile.in_place" in kernel.attributes:
-            function.attributes["tile.in_place"] = kernel.attributes["tile.in_place"]
+        self.carry_kernel_attributes(function)
         return function
 
     def lower_op(self, op: Operation) -> None:

@@ -178,13 +178,28 @@ class KernelLowering:
 
     # -- kernel structure ---------------------------------------------------------------
 
-    def lower(self) -> func.FuncOp:
-        kernel = self.kernel
-        body = kernel.body.block
-        for old, new in zip(body.args, self.entry.args):
+    def bind_arguments(self) -> tuple[SSAValue, SSAValue]:
+        """Map the kernel's block arguments to the function's; return its (begin, end)
+        program range, the two trailing arguments."""
+        for old, new in zip(self.kernel.body.block.args, self.entry.args):
             new.name_hint = old.name_hint
             self.values[old] = new
         begin, end = self.entry.args[-2], self.entry.args[-1]
+        begin.name_hint, end.name_hint = "begin", "end"
+        return begin, end
+
+    def carry_kernel_attributes(self, function: func.FuncOp) -> None:
+        """The grid (and in-place marking) the runtime launches the function with."""
+        function.attributes["tile.grid"] = DenseArrayBase.from_list(
+            self.kernel.grid.elt_type, list(self.kernel.grid_shape())
+        )
+        if "tile.in_place" in self.kernel.attributes:
+            function.attributes["tile.in_place"] = self.kernel.attributes["tile.in_place"]
+
+    def lower(self) -> func.FuncOp:
+        kernel = self.kernel
+        body = kernel.body.block
+        begin, end = self.bind_arguments()
         grid_block = Block(arg_types=[IndexType()])
         self.cursor = grid_block
         self.bind_program_ids(grid_block.args[0])
@@ -201,13 +216,9 @@ class KernelLowering:
         function = func.FuncOp(
             kernel.sym_name.data, (list(self.entry.arg_types), [i32]), Region(self.entry)
         )
-        function.attributes["tile.grid"] = DenseArrayBase.from_list(
-            kernel.grid.elt_type, list(kernel.grid_shape())
-        )
+        self.carry_kernel_attributes(function)
         if self.error_messages:
             function.attributes["tile.error"] = StringAttr("; ".join(self.error_messages))
-        if "tile.in_place" in kernel.attributes:
-            function.attributes["tile.in_place"] = kernel.attributes["tile.in_place"]
         return function
 
     def fail_status(self) -> SSAValue:
