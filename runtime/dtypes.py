@@ -13,10 +13,17 @@ from xdsl.dialects.builtin import (
     Float64Type,
     IntegerType,
     TensorType,
+    bf16,
+    f16,
+    f32,
+    f64,
+    i1,
+    i32,
+    i64,
 )
 from xdsl.ir import Attribute
 
-_BY_NAME: dict[str, np.dtype] = {
+NUMPY_DTYPES: dict[str, np.dtype] = {
     "f16": np.dtype(np.float16),
     "bf16": np.dtype(ml_dtypes.bfloat16),
     "f32": np.dtype(np.float32),
@@ -25,6 +32,10 @@ _BY_NAME: dict[str, np.dtype] = {
     "i32": np.dtype(np.int32),
     "i64": np.dtype(np.int64),
 }
+"""The numpy dtype of each element type, by its MLIR name."""
+
+_ELEMENT_TYPES: dict[str, Attribute] = {"f16": f16, "bf16": bf16, "f32": f32, "f64": f64, "i1": i1, "i32": i32, "i64": i64}
+_ELEMENT_NAMES: dict[np.dtype, str] = {dtype: name for name, dtype in NUMPY_DTYPES.items()}
 
 LOW_PRECISION = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 """Computed in float32 by the reference, rounded once per op."""
@@ -46,17 +57,14 @@ def element_name(element_type: Attribute) -> str:
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:
-    return _BY_NAME[element_name(element_type)]
+    return NUMPY_DTYPES[element_name(element_type)]
 
 
 def element_type_for(name: str) -> Attribute:
     """The xDSL element type spelled `name` (f32, i64, ...)."""
-    from xdsl.dialects.builtin import bf16, f16, f32, f64, i1, i32, i64
-
-    types = {"f16": f16, "bf16": bf16, "f32": f32, "f64": f64, "i1": i1, "i32": i32, "i64": i64}
-    if name not in types:
-        raise ValueError(f"unknown element type '{name}' (expected one of {', '.join(types)})")
-    return types[name]
+    if name not in _ELEMENT_TYPES:
+        raise ValueError(f"unknown element type '{name}' (expected one of {', '.join(_ELEMENT_TYPES)})")
+    return _ELEMENT_TYPES[name]
 
 
 def tensor_dtype(t: TensorType) -> np.dtype:
@@ -65,9 +73,8 @@ def tensor_dtype(t: TensorType) -> np.dtype:
 
 def describe(shape: tuple[int, ...], dtype: np.dtype) -> str:
     """An array's type in MLIR spelling, e.g. tensor<4x8xf32>."""
-    names = {v: k for k, v in _BY_NAME.items()}
     dims = "".join(f"{d}x" for d in shape)
-    return f"tensor<{dims}{names.get(np.dtype(dtype), str(dtype))}>"
+    return f"tensor<{dims}{_ELEMENT_NAMES.get(np.dtype(dtype), str(dtype))}>"
 
 
 def dense_to_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
+from strata.runtime.dtypes import NUMPY_DTYPES
 
 
 def ttype(shape, dtype: str) -> str:
@@ -27,7 +27,7 @@ def single_op(op: str, operands, result, props: str = "") -> str:
 
 def random_array(rng, shape, dtype: str) -> np.ndarray:
     """Random inputs of a tensor type: normal floats, small signed integers, fair booleans."""
-    np_dtype = DTYPES[dtype]
+    np_dtype = NUMPY_DTYPES[dtype]
     if dtype == "i1":
         return rng.random(shape) < 0.5
     if dtype.startswith("i"):

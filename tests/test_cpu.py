@@ -14,8 +14,9 @@ import pytest
 
 import strata
 from strata.check import compare
+from strata.runtime.dtypes import NUMPY_DTYPES
 
-from programs import DTYPES, random_array, single_op
+from programs import random_array, single_op
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -48,7 +49,7 @@ def test_unary(name, shape, dtype):
     rng = np.random.default_rng(1)
     x = random_array(rng, shape, dtype)
     if name in UNARY_POSITIVE:
-        x = np.abs(x) + DTYPES[dtype](0.1)
+        x = np.abs(x) + NUMPY_DTYPES[dtype].type(0.1)
     run_single(f"graph.{name}", [(shape, dtype)], (shape, dtype), inputs=[x])
 
 
@@ -114,7 +115,7 @@ def test_cast(source, target):
     rng = np.random.default_rng(4)
     x = random_array(rng, (9, 7), source)
     if source.startswith("f"):
-        x = (x * 1e3).astype(DTYPES[source])
+        x = (x * 1e3).astype(NUMPY_DTYPES[source])
     run_single("graph.cast", [((9, 7), source)], ((9, 7), target), inputs=[x])
 
 
@@ -246,7 +247,7 @@ ROWS = [((1, 1), -1), ((7, 17), -1), ((17, 33), 0), ((3, 1000), 1), ((2, 3, 5), 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 def test_softmax_family(name, shape, axis, dtype):
     rng = np.random.default_rng(7)
-    x = (random_array(rng, shape, dtype) * 30).astype(DTYPES[dtype])  # large logits: stability
+    x = (random_array(rng, shape, dtype) * 30).astype(NUMPY_DTYPES[dtype])  # large logits: stability
     run_single(f"graph.{name}", [(shape, dtype)], (shape, dtype), f"axis = {axis} : i64", inputs=[x])
 
 
@@ -279,7 +280,7 @@ def test_attention(q, k, v, dtype, causal):
 @pytest.mark.parametrize("width", [1, 17, 300])
 def test_embedding(ids_shape, ids_dtype, width):
     rng = np.random.default_rng(9)
-    ids = rng.integers(0, 11, size=ids_shape).astype(DTYPES[ids_dtype])
+    ids = rng.integers(0, 11, size=ids_shape).astype(NUMPY_DTYPES[ids_dtype])
     table = rng.standard_normal((11, width)).astype(np.float32)
     run_single("graph.embedding", [((11, width), "f32"), (ids_shape, ids_dtype)], ((*ids_shape, width), "f32"), inputs=[table, ids])
 
@@ -310,8 +311,8 @@ def test_dropout_matches_reference_bit_for_bit(shape, p, seed):
 @pytest.mark.parametrize("n, classes, label_dtype", [(1, 1, "i64"), (7, 17, "i32"), (33, 1000, "i64"), (5, 3000, "i32")], ids=str)
 def test_cross_entropy(n, classes, label_dtype, dtype):
     rng = np.random.default_rng(11)
-    logits = (rng.standard_normal((n, classes)) * 10).astype(DTYPES[dtype])
-    labels = rng.integers(0, classes, size=(n,)).astype(DTYPES[label_dtype])
+    logits = (rng.standard_normal((n, classes)) * 10).astype(NUMPY_DTYPES[dtype])
+    labels = rng.integers(0, classes, size=(n,)).astype(NUMPY_DTYPES[label_dtype])
     run_single("graph.cross_entropy", [((n, classes), dtype), ((n,), label_dtype)], ((), dtype), inputs=[logits, labels])
 
 

@@ -17,7 +17,6 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
@@ -26,6 +25,7 @@ from strata.ir import parse_module
 from strata.lowering.loops_to_llvm import translate_module
 from strata.lowering.tile_to_loops import kernel_functions
 from strata.pipelines import run_pipeline
+from strata.runtime.dtypes import NUMPY_DTYPES
 from strata.runtime.jit import JitModule
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -338,15 +338,10 @@ def test_split_loops_is_idempotent():
 
 # fuse-fma ---------------------------------------------------------------------------------
 
-DTYPES = {
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-}
-
 EPSILON = {"f16": 2.0**-10, "bf16": 2.0**-7, "f32": 2.0**-23, "f64": 2.0**-52}
 """The distance from 1 to the next value of each element type."""
+
+DTYPES = {t: NUMPY_DTYPES[t] for t in EPSILON}
 
 FMA_KERNEL = """
 func.func @kernel(%a: memref<{n}x{t}>, %b: memref<{n}x{t}>, %c: memref<{n}x{t}>,

@@ -21,18 +21,10 @@ from xdsl.parser import Parser
 from strata.errors import StrataError
 from strata.ir import make_context
 from strata.lowering.loops_to_llvm import translate_module
+from strata.runtime.dtypes import NUMPY_DTYPES
 from strata.runtime.jit import JitModule
 
-DTYPES = {
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "i1": np.dtype(np.bool_),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-    "index": np.dtype(np.int64),
-}
+DTYPES = {**NUMPY_DTYPES, "index": np.dtype(np.int64)}
 SIZES = [1, 7, 17, 1000]
 RNG = np.random.default_rng(0)
 

@@ -10,25 +10,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 import strata
+from strata.runtime.dtypes import NUMPY_DTYPES
 
 # ---------------------------------------------------------------------------
 # Element types and tolerances
 # ---------------------------------------------------------------------------
 
-DTYPES = {
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-    "i1": np.dtype(np.bool_),
-}
+DTYPES = NUMPY_DTYPES
 ELEMENT_TYPES = {dtype: name for name, dtype in DTYPES.items()}
 
 FLOATS = ["f32", "f64"]
