@@ -35,7 +35,10 @@ from strata.dialects.graph_base import ElementwiseOp
 from strata.dialects.graph_elementwise import DropoutOp
 from strata.dialects.graph_nn import LayerNormOp, LogSoftmaxOp, MatmulOp, RmsNormOp, SoftmaxOp
 
-ANCHORS = (MatmulOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp)
+ROW_ANCHORS = (SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp)
+"""Row ops a group may be built around (an elementwise prologue and epilogue)."""
+
+ANCHORS = (MatmulOp, *ROW_ANCHORS)
 """Non-elementwise ops a group may be built around: a matmul (its epilogue follows) or a
 row op (an elementwise prologue may compute its x, an epilogue follows)."""
 

@@ -22,6 +22,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from strata.dialects import graph, tile
 from strata.dialects.graph_base import is_float, shape_of
+from strata.dialects.graph_fused import ROW_ANCHORS
 from strata.dialects.opinfo import register_tile_lowering
 from strata.dialects.tile_types import KERNEL_BYTE_BUDGET, MAX_TILE_DIM, TensorViewType, element_bytes
 from strata.ir import location_prefix
@@ -375,10 +376,6 @@ def lower_cross_entropy(op: graph.CrossEntropyOp, p: ProgramLowering) -> None:
     p.launch(k, [logits, labels, losses])
     mean = reduce_axis(op, p, losses, (n,), 0, element, 1.0 / n, reducer=graph.ReduceMeanOp)
     p.bind(op.result, mean)
-
-
-ROW_ANCHORS = (graph.SoftmaxOp, graph.LogSoftmaxOp, graph.LayerNormOp, graph.RmsNormOp)
-"""Row ops a graph.fused group may be built around (elementwise prologue and epilogue)."""
 
 
 def lower_row_fused(op: graph.FusedOp, p: ProgramLowering) -> None:

@@ -36,13 +36,11 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from strata.dialects import graph
+from strata.dialects.graph_fused import ROW_ANCHORS
 
 
 def fusible(op: Operation) -> bool:
     return isinstance(op, graph.ElementwiseOp) and not isinstance(op, graph.DropoutOp)
-
-
-ROW_ANCHORS = (graph.SoftmaxOp, graph.LogSoftmaxOp, graph.LayerNormOp, graph.RmsNormOp)
 
 
 def is_epilogue_root(op: Operation) -> bool:

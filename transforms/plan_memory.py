@@ -22,12 +22,11 @@ After:
     %0 = tile.buffer {tile.arena = "activations", tile.offset = 128 : i64, tile.live = array<i64: 1, 3>} : memref<32xf32>
 
 The plan is also written on the program as `tile.plan` (arena sizes, naive bytes, kernel
-count) and is available as the JSON of spec/interfaces.md via `plan_json`.
+count); `read_plan` returns it as the JSON object of spec/interfaces.md.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -88,7 +87,7 @@ class Plan:
         return sizes
 
     def naive_bytes(self) -> int:
-        return sum(buffer_bytes(v) for s in self.slots if s.arena in ("activations", "workspace") for v in s.values)
+        return sum(buffer_bytes(v) for s in self.slots if s.arena in REUSABLE for v in s.values)
 
 
 def place(slots: list[Slot], strategy: str) -> None:
@@ -221,10 +220,6 @@ def placement(op: tile.BufferOp) -> tuple[str, int, int]:
     """A planned buffer's arena, byte offset and element count."""
     offset = op.attributes["tile.offset"].value.data
     return op.attributes["tile.arena"].data, offset, op.result.type.get_shape()[0]
-
-
-def plan_json(program: func.FuncOp) -> str:
-    return json.dumps(read_plan(program), indent=2)
 
 
 def programs(module: ModuleOp) -> Iterable[func.FuncOp]:
