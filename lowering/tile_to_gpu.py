@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
@@ -145,14 +145,8 @@ class GpuKernelLowering(KernelLowering):
     """One elementwise tile.kernel → one GPU kernel function (see module docstring)."""
 
     def __init__(self, kernel: tile.KernelOp, block_size: int):
-        check_elementwise(kernel)
         super().__init__(kernel)
         self.block_size = block_size
-        # Like the CPU kernels, a [begin, end) range of the flattened grid trails the
-        # buffers (tile.launch's verifier expects it): block b runs grid point begin + b,
-        # and the runtime launches end - begin blocks.
-        self.entry = Block(arg_types=[*kernel.function_type.inputs.data, IndexType(), IndexType()])
-        self.cursor = self.entry
         self.pending_stores: list[tuple[tile.StoreViewTkoOp, Partition, Tile]] = []
         self.element_cache: dict[tuple[int, tuple[SSAValue, ...]], SSAValue] = {}
 
@@ -164,6 +158,9 @@ class GpuKernelLowering(KernelLowering):
     def lower(self) -> func.FuncOp:
         kernel = self.kernel
         body = kernel.body.block
+        # Like the CPU kernels, a [begin, end) range of the flattened grid trails the
+        # buffers (tile.launch's verifier expects it): block b runs grid point begin + b,
+        # and the runtime launches end - begin blocks.
         begin, _ = self.bind_arguments()
         block = self.add(begin, self.special_register("ctaid.x"))
         self.thread = self.special_register("tid.x")
@@ -236,7 +233,7 @@ class GpuKernelLowering(KernelLowering):
         values = [self.read(value, indices) for _, _, value in stores]
         for (_, part, _), element, store_origin in zip(stores, values, store_origins):
             offset = self.element_offset(part.view, store_origin, indices)
-            self.emit(_memref_store(element, part.buffer, offset))
+            self.emit(memref.StoreOp.get(element, part.buffer, [offset]))
         self.element_cache = {}
         if inside is not None:
             self.emit(scf.YieldOp())
@@ -245,12 +242,6 @@ class GpuKernelLowering(KernelLowering):
         self.cursor = outer
         count = self.index(prod(shape))
         self.emit(scf.ForOp(self.thread, count, self.threads, [], Region(loop)))
-
-
-def _memref_store(value: SSAValue, buffer: SSAValue, offset: SSAValue) -> Operation:
-    from xdsl.dialects import memref
-
-    return memref.StoreOp.get(value, buffer, [offset])
 
 
 def _deferred_store(k: GpuKernelLowering, op: tile.StoreViewTkoOp) -> None:
