@@ -18,6 +18,7 @@ returned as copies, so a later call never changes arrays the caller holds.
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import math
 import os
@@ -43,6 +44,10 @@ ALIGNMENT = 64
 PARALLEL_MIN_BYTES = 1 << 18
 """Launches touching fewer bytes run on one thread: a pool round trip costs more."""
 
+WORKER_COUNT = os.cpu_count() or 1
+_WORKERS = ThreadPoolExecutor(max_workers=WORKER_COUNT)
+"""Shared by every executable (a call blocks until its chunks finish)."""
+
 _JIT_CACHE: dict[str, JitModule] = {}
 """Compiled kernel modules by the hash of their loops-level IR (in-process)."""
 
@@ -61,14 +66,19 @@ def jit_kernels(module: ModuleOp) -> JitModule:
     return _JIT_CACHE[key]
 
 
+@functools.cache
+def kernel_prototype(buffer_count: int) -> type:
+    """i32 kernel(ptr * buffer_count, i64 begin, i64 end)."""
+    return ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_void_p] * buffer_count), ctypes.c_int64, ctypes.c_int64)
+
+
 @dataclass
 class Launch:
-    name: str
     function: ctypes._CFuncPtr
     buffers: list[int]
     """Indices into the executable's slot table (inputs first, then bound buffers)."""
-    grid_size: int
-    parallel: bool
+    chunks: list[tuple[int, int]]
+    """The [begin, end) grid ranges, one per worker (a single one runs on the caller's thread)."""
     error: str
     """What a nonzero status means (the kernel's tile.check messages)."""
 
@@ -99,7 +109,6 @@ class CpuExecutable:
         self.jit = jit_kernels(lowered)
         self.program = find_entry(lowered, entry)
         self.plan = read_plan(self.program)
-        self.workers = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
         if bind:
             self.bind(allocate_arenas(self.plan["arenas"]))
 
@@ -115,14 +124,17 @@ class CpuExecutable:
         slots = {arg: i for i, arg in enumerate(block.args)}
         self.storage: list[np.ndarray | None] = [None] * len(block.args)
         self.launches: list[Launch] = []
+        kernels = {f.sym_name.data: f for f in kernel_functions(self.module)}
         for op in block.ops:
             if isinstance(op, tile.BufferOp):
                 slots[op.result] = len(self.storage)
                 self.storage.append(self._planned_view(op))
             elif isinstance(op, tile.LaunchOp):
-                self.launches.append(self._launch(op, [slots[a] for a in op.args]))
+                kernel = kernels[op.kernel.string_value()]
+                self.launches.append(self._launch(op, kernel, [slots[a] for a in op.args]))
             elif isinstance(op, func.ReturnOp):
                 self.results = [slots[v] for v in op.arguments]
+        self.pointers = [0] * len(block.args) + [a.ctypes.data for a in self.storage[len(block.args) :]]
 
     def _planned_view(self, op: tile.BufferOp) -> np.ndarray:
         dtype = numpy_dtype(op.result.type.element_type)
@@ -132,28 +144,25 @@ class CpuExecutable:
             view[...] = dense_to_numpy(op.init).reshape(-1)
         return view
 
-    def _launch(self, op: tile.LaunchOp, buffers: list[int]) -> Launch:
-        name = op.kernel.string_value()
-        kernel = next(f for f in kernel_functions(self.module) if f.sym_name.data == name)
-        prototype = ctypes.CFUNCTYPE(
-            ctypes.c_int32, *([ctypes.c_void_p] * len(buffers)), ctypes.c_int64, ctypes.c_int64
-        )
+    def _launch(self, op: tile.LaunchOp, kernel: func.FuncOp, buffers: list[int]) -> Launch:
+        name = kernel.sym_name.data
         grid_size = math.prod(kernel.attributes["tile.grid"].get_values())
         touched = sum(
             a.type.get_shape()[0] * numpy_dtype(a.type.element_type).itemsize for a in op.args
         )
-        function = prototype(self.jit.function_address(name))
+        function = kernel_prototype(len(buffers))(self.jit.function_address(name))
         error = kernel.attributes.get("tile.error")
         message = error.data if error is not None else f"kernel @{name} failed"
-        parallel = grid_size > 1 and touched >= PARALLEL_MIN_BYTES
-        return Launch(name, function, buffers, grid_size, parallel, message)
+        workers = min(WORKER_COUNT, grid_size) if grid_size > 1 and touched >= PARALLEL_MIN_BYTES else 1
+        bounds = [grid_size * w // workers for w in range(workers + 1)]
+        return Launch(function, buffers, list(zip(bounds, bounds[1:])), message)
 
     def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
         inputs = check_inputs(self.signature, args)
-        storage = self.storage
+        storage, pointers = self.storage, self.pointers
         for i, array in enumerate(inputs):
             storage[i] = np.ascontiguousarray(array)
-        pointers = [a.ctypes.data for a in storage]
+            pointers[i] = storage[i].ctypes.data
         for launch in self.launches:
             self._run(launch, [pointers[b] for b in launch.buffers])
         outputs = []
@@ -162,15 +171,10 @@ class CpuExecutable:
         return tuple(outputs)
 
     def _run(self, launch: Launch, pointers: list[int]) -> None:
-        if not launch.parallel:
-            statuses = [launch.function(*pointers, 0, launch.grid_size)]
+        if len(launch.chunks) == 1:
+            statuses = [launch.function(*pointers, *launch.chunks[0])]
         else:
-            workers = min(self.workers._max_workers, launch.grid_size)
-            bounds = [launch.grid_size * w // workers for w in range(workers + 1)]
-            futures = [
-                self.workers.submit(launch.function, *pointers, lo, hi)
-                for lo, hi in zip(bounds, bounds[1:])
-            ]
+            futures = [_WORKERS.submit(launch.function, *pointers, lo, hi) for lo, hi in launch.chunks]
             statuses = [f.result() for f in futures]
         if any(statuses):
             raise ExecutionError(launch.error)
