@@ -81,34 +81,42 @@ def device_arch(cuda) -> str:
 
 
 class _Launcher:
-    """Launches a kernel of a Numba-loaded module with raw pointer arguments."""
+    """Launches a kernel of a Numba-loaded module with raw pointer arguments. The launch
+    API is picked once; each launch's argument list is built once, at bind (`arguments`)."""
 
-    def __init__(self, cuda):
+    def __init__(self):
         from numba.cuda.cudadrv import driver
 
         self.numba_launch = getattr(driver, "launch_kernel", None)
+        self.cu = None
+        if self.numba_launch is None:
+            try:
+                from cuda.bindings import driver as cu
+            except ImportError:
+                cu = None
+            self.cu = cu
 
-    def __call__(self, function, grid: int, block: int, pointers: list[int], begin: int, end: int) -> None:
+    def arguments(self, pointers: list[int], begin: int, end: int):
         values = [*pointers, begin, end]
         types = [ctypes.c_void_p] * len(pointers) + [ctypes.c_int64, ctypes.c_int64]
         if self.numba_launch is not None:
-            args = [t(v) for t, v in zip(types, values)]
-            self.numba_launch(function.handle, grid, 1, 1, block, 1, 1, 0, 0, args)
+            return [t(v) for t, v in zip(types, values)]
+        if self.cu is not None:
+            return (tuple(values), tuple(types))
+        return [np.uint64(p) for p in pointers] + [np.int64(begin), np.int64(end)]  # pragma: no cover
+
+    def __call__(self, function, grid: int, block: int, arguments) -> None:
+        if self.numba_launch is not None:
+            self.numba_launch(function.handle, grid, 1, 1, block, 1, 1, 0, 0, arguments)
             return
-        try:
-            from cuda.bindings import driver as cu
-        except ImportError:
-            cu = None
-        if cu is not None:
-            handle = function.handle
-            (err,) = cu.cuLaunchKernel(handle, grid, 1, 1, block, 1, 1, 0, 0, (tuple(values), tuple(types)), 0)
-            if err != cu.CUresult.CUDA_SUCCESS:
+        if self.cu is not None:
+            (err,) = self.cu.cuLaunchKernel(function.handle, grid, 1, 1, block, 1, 1, 0, 0, arguments, 0)
+            if err != self.cu.CUresult.CUDA_SUCCESS:
                 raise StrataError(f"cuLaunchKernel failed: {err}")
             return
         from cuda.core.experimental import LaunchConfig, Stream, launch  # pragma: no cover
 
-        args = [np.uint64(p) for p in pointers] + [np.int64(begin), np.int64(end)]
-        launch(Stream.from_handle(0), LaunchConfig(grid=grid, block=block), function.kernel, *args)
+        launch(Stream.from_handle(0), LaunchConfig(grid=grid, block=block), function.kernel, *arguments)
 
 
 class CudaExecutable:
@@ -129,7 +137,7 @@ class CudaExecutable:
         kernels = {k.sym_name.data: k for k in gpu_kernels(lowered)}
         self.ptx = module_to_ptx(lowered, self.arch)[1] if kernels else ""
         self.cuda_module = self._load(self.ptx) if kernels else None
-        self.launcher = _Launcher(cuda)
+        self.launcher = _Launcher()
         self._bind(kernels)
 
     def _load(self, ptx: str):
@@ -151,7 +159,7 @@ class CudaExecutable:
             dtype = numpy_dtype(t.element_type)
             self.inputs.append(cuda.device_array(max(1, math.prod(t.get_shape())), dtype=dtype))
         self.storage = list(self.inputs)
-        self.launches = []
+        launches = []
         for op in block.ops:
             if isinstance(op, tile.BufferOp):
                 slots[op.result] = len(self.storage)
@@ -163,10 +171,14 @@ class CudaExecutable:
                 size = kernel.attributes.get("gpu.block_size")
                 threads = size.value.data if size is not None else DEFAULT_BLOCK_SIZE
                 function = self.cuda_module.get_function(name)
-                self.launches.append((name, function, grid, threads, [slots[a] for a in op.args]))
+                launches.append((name, function, grid, threads, [slots[a] for a in op.args]))
             elif isinstance(op, func.ReturnOp):
                 self.results = [slots[v] for v in op.arguments]
-        self.pointers = [a.device_ctypes_pointer.value or 0 for a in self.storage]
+        pointers = [a.device_ctypes_pointer.value or 0 for a in self.storage]
+        self.launches = [
+            (name, function, grid, threads, self.launcher.arguments([pointers[b] for b in buffers], 0, grid))
+            for name, function, grid, threads, buffers in launches
+        ]
 
     def _planned_view(self, op: tile.BufferOp):
         dtype = numpy_dtype(op.result.type.element_type)
@@ -184,8 +196,8 @@ class CudaExecutable:
 
     def launch(self) -> None:
         """Run every kernel on the inputs already on the device (no copies, no sync)."""
-        for _, function, grid, threads, buffers in self.launches:
-            self.launcher(function, grid, threads, [self.pointers[b] for b in buffers], 0, grid)
+        for _, function, grid, threads, arguments in self.launches:
+            self.launcher(function, grid, threads, arguments)
 
     def get_results(self) -> tuple[np.ndarray, ...]:
         self.cuda.synchronize()
