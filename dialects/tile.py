@@ -71,6 +71,7 @@ from xdsl.traits import (
     IsTerminator,
     Pure,
     SymbolOpInterface,
+    SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
 
@@ -543,8 +544,6 @@ class LaunchOp(IRDLOperation):
         super().__init__(properties={"kernel": SymbolRefAttr(kernel)}, operands=[list(args)])
 
     def verify_(self) -> None:
-        from xdsl.traits import SymbolTable
-
         kernel = SymbolTable.lookup_symbol(self, self.kernel)
         if kernel is None:
             raise VerifyException(f"'tile.launch': no symbol @{self.kernel.string_value()}")

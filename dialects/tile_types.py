@@ -203,7 +203,7 @@ class PartitionViewType(ParametrizedAttribute, TypeAttribute):
                 f"partition_view tile rank {len(self.tile_shape.data)} differs from "
                 f"its tensor_view rank {len(self.view.shape.data)}"
             )
-        self.tile_type().verify()
+        self.tile_type()  # constructing the tile type verifies it
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
