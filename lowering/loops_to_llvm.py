@@ -201,10 +201,13 @@ class FunctionEmitter:
 
     def libm(self, name: str, type_: ir.Type) -> ir.Function:
         """libm's `name` (double) or `name`f (float); the JIT resolves it in the process."""
-        symbol = {DOUBLE: name, FLOAT: name + "f"}[type_]
+        return self.external({DOUBLE: name, FLOAT: name + "f"}[type_], type_, 1)
+
+    def external(self, symbol: str, type_: ir.Type, arity: int) -> ir.Function:
+        """The nounwind function `symbol` of `arity` operands of `type_`, declared once."""
         if symbol in self.module.globals:
             return self.module.globals[symbol]
-        function = ir.Function(self.module, ir.FunctionType(type_, [type_]), symbol)
+        function = ir.Function(self.module, ir.FunctionType(type_, [type_] * arity), symbol)
         function.attributes.add("nounwind")
         return function
 
@@ -524,6 +527,18 @@ HANDLERS: dict[type[Operation], Handler] = {
 # Module ---------------------------------------------------------------------------------
 
 
+def add_function_attributes(function: ir.Function, func_op: func.FuncOp) -> None:
+    """nounwind, and noalias on every pointer argument unless the kernel runs in place."""
+    function.attributes.add("nounwind")
+    # The contract: memref arguments never overlap (without noalias the vectorizer has
+    # to version every loop with overlap checks), except in a kernel the memory planner
+    # runs in place (tile.aliased): there an input and the output share memory.
+    if "tile.aliased" not in func_op.attributes:
+        for argument in function.args:
+            if isinstance(argument.type, ir.PointerType):
+                argument.add_attribute("noalias")
+
+
 def declare_function(llvm_module: ir.Module, func_op: func.FuncOp) -> ir.Function:
     name = func_op.sym_name.data
     signature = func_op.function_type
@@ -532,14 +547,7 @@ def declare_function(llvm_module: ir.Module, func_op: func.FuncOp) -> ir.Functio
     result = scalar_type(signature.outputs.data[0]) if signature.outputs else ir.VoidType()
     arguments = [argument_type(t) for t in signature.inputs]
     function = ir.Function(llvm_module, ir.FunctionType(result, arguments), name)
-    function.attributes.add("nounwind")
-    # The contract: memref arguments never overlap (without noalias the vectorizer has
-    # to version every loop with overlap checks), except in a kernel the memory planner
-    # runs in place (tile.aliased): there an input and the output share memory.
-    if "tile.aliased" not in func_op.attributes:
-        for argument in function.args:
-            if argument.type == POINTER:
-                argument.add_attribute("noalias")
+    add_function_attributes(function, func_op)
     if func_op.sym_visibility is not None and func_op.sym_visibility.data == "private":
         function.linkage = "internal"
     return function

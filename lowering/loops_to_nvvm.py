@@ -50,6 +50,7 @@ from strata.lowering.loops_to_llvm import (
     HANDLERS,
     FunctionEmitter,
     UnsupportedType,
+    add_function_attributes,
     fastmath_flags,
     memory_type,
     scalar_type,
@@ -104,12 +105,7 @@ class NvvmFunctionEmitter(FunctionEmitter):
     def libdevice(self, name: str, type_: ir.Type, arity: int) -> ir.Function:
         if type_ not in (FLOAT, DOUBLE):
             raise UnsupportedType(f"no libdevice '{name}' for {type_}")
-        symbol = f"__nv_{name}" + ("f" if type_ == FLOAT else "")
-        if symbol in self.module.globals:
-            return self.module.globals[symbol]
-        function = ir.Function(self.module, ir.FunctionType(type_, [type_] * arity), symbol)
-        function.attributes.add("nounwind")
-        return function
+        return self.external(f"__nv_{name}" + ("f" if type_ == FLOAT else ""), type_, arity)
 
 
 def negf(emitter: NvvmFunctionEmitter, op: arith.NegfOp) -> ir.Value:
@@ -162,11 +158,7 @@ def declare_kernel(module: ir.Module, op: func.FuncOp) -> ir.Function:
         except UnsupportedType as e:
             raise fail(f"@{name}: {e}") from None
     function = ir.Function(module, ir.FunctionType(ir.VoidType(), arguments), name)
-    function.attributes.add("nounwind")
-    if "tile.aliased" not in op.attributes:
-        for argument in function.args:
-            if isinstance(argument.type, ir.PointerType):
-                argument.add_attribute("noalias")
+    add_function_attributes(function, op)
     return function
 
 
