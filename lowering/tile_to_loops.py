@@ -319,8 +319,12 @@ class KernelLowering:
 
     def materialize(self, value: Tile, shape: Sequence[int], element_type) -> BufferTile:
         buffer = self.emit_alloca(shape, element_type)
-        self.loop_nest(value.extents, lambda idx: self.emit(memref.StoreOp.get(self.read(value, idx), buffer, idx)))
+        self.copy_into(value, buffer, value.extents)
         return BufferTile(buffer, value.extents)
+
+    def copy_into(self, value: Tile, buffer: SSAValue, extents: Sequence[SSAValue]) -> None:
+        """buffer[idx] = value[idx] for every idx within `extents`."""
+        self.loop_nest(extents, lambda idx: self.emit(memref.StoreOp.get(self.read(value, idx), buffer, idx)))
 
     def emit_alloca(self, shape: Sequence[int], element_type) -> SSAValue:
         """A stack buffer in the entry block (once per call, not per grid point)."""
@@ -498,8 +502,7 @@ def _for(k: KernelLowering, op: scf.ForOp) -> None:
                     continue
                 produced = k.tile_of(value)
                 if not (isinstance(produced, BufferTile) and produced.buffer is buffer.buffer):
-                    copied = produced
-                    k.loop_nest(buffer.extents, lambda idx: k.emit(memref.StoreOp.get(k.read(copied, idx), buffer.buffer, idx)))
+                    k.copy_into(produced, buffer.buffer, buffer.extents)
             k.emit(scf.YieldOp())
         else:
             k.lower_op(inner)
