@@ -184,6 +184,15 @@ class GraphOp(IRDLOperation, abc.ABC):
 
     OPERAND_NAMES: ClassVar[tuple[str, ...]] = ()
     """Names of the operands as the spec lists them, for diagnostics."""
+    ACCEPTS_INTEGERS: ClassVar[bool] = False
+    """Whether i32/i64 operands are accepted besides floats (i1 never is)."""
+
+    @classmethod
+    def require_element_kind(cls, t: TensorType, what: str) -> None:
+        if cls.ACCEPTS_INTEGERS:
+            require_numeric(t, what)
+        else:
+            require_float(t, what)
 
     @classmethod
     @abc.abstractmethod
@@ -291,10 +300,7 @@ class UnaryElementwiseOp(ElementwiseOp, PureGraphOp, abc.ABC):
     @classmethod
     def infer_result_type(cls, operand_types, **params):
         (x,) = operand_types
-        if cls.ACCEPTS_INTEGERS:
-            require_numeric(x, "x")
-        else:
-            require_float(x, "x")
+        cls.require_element_kind(x, "x")
         return x
 
 
@@ -317,10 +323,7 @@ class BinaryElementwiseOp(ElementwiseOp, PureGraphOp, abc.ABC):
     def infer_result_type(cls, operand_types, **params):
         lhs, rhs = operand_types
         require_same_element(operand_types, cls.OPERAND_NAMES)
-        if cls.ACCEPTS_INTEGERS:
-            require_numeric(lhs, "lhs")
-        else:
-            require_float(lhs, "lhs")
+        cls.require_element_kind(lhs, "lhs")
         shape = broadcast_shapes(shape_of(lhs), shape_of(rhs))
         return tensor(shape, cls.result_element_type(lhs.element_type))
 
@@ -338,10 +341,7 @@ class ReductionOp(PureGraphOp, abc.ABC):
     @classmethod
     def infer_result_type(cls, operand_types, *, axes=(), keepdims=False, **params):
         (x,) = operand_types
-        if cls.ACCEPTS_INTEGERS:
-            require_numeric(x, "x")
-        else:
-            require_float(x, "x")
+        cls.require_element_kind(x, "x")
         shape = shape_of(x)
         reduced = normalize_axes(axes, len(shape))
         if keepdims:

@@ -262,15 +262,16 @@ class CompareOp(BinaryElementwiseOp):
         return IntegerType(1)
 
     @classmethod
+    def require_element_kind(cls, t, what):
+        """Any element type compares, i1 included."""
+
+    @classmethod
     def infer_result_type(cls, operand_types, *, predicate="", **params):
         if predicate not in COMPARE_PREDICATES:
             raise ShapeError(
                 f'predicate must be one of {", ".join(COMPARE_PREDICATES)}, got "{predicate}"'
             )
-        lhs, rhs = operand_types
-        require_same_element(operand_types, cls.OPERAND_NAMES)
-        shape = broadcast_shapes(shape_of(lhs), shape_of(rhs))
-        return tensor(shape, IntegerType(1))
+        return super().infer_result_type(operand_types)
 
 
 @irdl_op_definition
