@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import numpy as np
+
 from xdsl.dialects.builtin import (
     BoolAttr,
     DenseIntOrFPElementsAttr,
@@ -248,6 +250,11 @@ class RmsNormOp(PureGraphOp):
         x, gamma = operand_types
         _check_last_axis_params(x, {"gamma": gamma})
         return x
+
+
+def above_diagonal(rows: int, columns: int) -> np.ndarray:
+    """True above the diagonal: the keys a causal attention row may not see."""
+    return np.arange(columns)[None, :] > np.arange(rows)[:, None]
 
 
 @irdl_op_definition

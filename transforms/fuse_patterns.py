@@ -41,6 +41,7 @@ from xdsl.pattern_rewriter import (
 
 from strata.dialects import graph
 from strata.dialects.graph_base import ShapeError
+from strata.dialects.graph_nn import above_diagonal
 from strata.runtime.dtypes import dense_to_numpy
 
 
@@ -221,8 +222,7 @@ def is_upper_triangle(mask: np.ndarray) -> bool:
     if mask.ndim < 2:
         return False
     rows, columns = mask.shape[-2:]
-    expected = np.arange(columns)[None, :] > np.arange(rows)[:, None]
-    return bool(np.all(mask == np.broadcast_to(expected, mask.shape)))
+    return bool(np.all(mask == np.broadcast_to(above_diagonal(rows, columns), mask.shape)))
 
 
 class RecognizeAttention(RewritePattern):

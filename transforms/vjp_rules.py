@@ -33,6 +33,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from strata.dialects import graph
 from strata.dialects.graph_base import is_float, normalize_axes, normalize_axis, shape_of, tensor
+from strata.dialects.graph_nn import above_diagonal
 from strata.dialects.opinfo import register_vjp
 from strata.runtime.dtypes import numpy_to_dense, tensor_dtype
 
@@ -526,8 +527,7 @@ def causal_mask(ctx: VjpContext, scores: SSAValue) -> SSAValue:
     """The forward's mask: positions above the diagonal get the lowest finite value (the
     softmax gives them probability 0, as -inf does)."""
     sq, sk = shape_of(scores.type)[-2:]
-    above_diagonal = np.arange(sk)[None, :] > np.arange(sq)[:, None]
-    mask = ctx.constant(above_diagonal, tensor((sq, sk), i1))
+    mask = ctx.constant(above_diagonal(sq, sk), tensor((sq, sk), i1))
     lowest = float(ml_dtypes.finfo(tensor_dtype(scores.type)).min)
     return ctx.where(mask, ctx.scalar(lowest, element(scores.type)), scores)
 

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from strata.dialects import graph
+from strata.dialects.graph_nn import above_diagonal
 from strata.dialects.opinfo import register_reference
 from strata.errors import ExecutionError
 from strata.runtime.dtypes import dense_to_numpy, tensor_dtype
@@ -204,8 +205,7 @@ def attention(op: graph.AttentionOp, q: np.ndarray, k: np.ndarray, v: np.ndarray
     scores = (q @ np.swapaxes(k, -1, -2)) * q.dtype.type(p["scale"])
     if p["causal"]:
         sq, sk = scores.shape[-2:]
-        above_diagonal = np.arange(sk)[None, :] > np.arange(sq)[:, None]
-        scores = np.where(above_diagonal, q.dtype.type(-np.inf), scores)
+        scores = np.where(above_diagonal(sq, sk), q.dtype.type(-np.inf), scores)
     return _softmax(scores, -1) @ v
 
 
