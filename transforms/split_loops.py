@@ -106,6 +106,16 @@ Int = int | SSAValue
 """A value that is either known (a Python int, in the signed range of its type) or not."""
 
 
+def int_width(type_: Attribute) -> int:
+    return 64 if isinstance(type_, IndexType) else type_.width.data
+
+
+def to_signed(value: int, width: int) -> int:
+    """`value` wrapped to `width` bits, read as two's complement."""
+    value &= (1 << width) - 1
+    return value - (1 << width) if value >> (width - 1) else value
+
+
 def constant_int(value: SSAValue) -> int | None:
     """The value of an integer `arith.constant`, in the signed range of its type."""
     if not isinstance(value.owner, arith.ConstantOp):
@@ -113,9 +123,7 @@ def constant_int(value: SSAValue) -> int | None:
     attr = value.owner.value
     if not isinstance(attr, IntegerAttr):
         return None
-    width = 64 if isinstance(attr.type, IndexType) else attr.type.width.data
-    known = attr.value.data & ((1 << width) - 1)
-    return known - (1 << width) if known >> (width - 1) else known
+    return to_signed(attr.value.data, int_width(attr.type))
 
 
 def defined_outside(value: SSAValue, loop: scf.ForOp) -> bool:
@@ -157,13 +165,12 @@ class IntBuilder:
 
     def __init__(self, type_: Attribute, known: Sequence[SSAValue] = ()):
         self.type = type_
-        self.width = 64 if isinstance(type_, IndexType) else type_.width.data
+        self.width = int_width(type_)
         self.ops: list[Operation] = []
         self.constants = {constant_int(v): v for v in known if constant_int(v) is not None}
 
     def wrap(self, value: int) -> int:
-        value &= (1 << self.width) - 1
-        return value - (1 << self.width) if value >> (self.width - 1) else value
+        return to_signed(value, self.width)
 
     def unsigned(self, value: int) -> int:
         return value & ((1 << self.width) - 1)
