@@ -112,14 +112,12 @@ class FoldConstantOperands(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter):
         if not op.operands or not all(
             isinstance(v.owner, graph.ConstantOp) for v in op.operands
-        ):
+        ) or len(op.results) != 1:
             return
         result_type = op.results[0].type
         if np.prod(result_type.get_shape()) > FOLD_ELEMENT_LIMIT:
             return
         operands = [dense_to_numpy(v.owner.value) for v in op.operands]
-        if len(op.results) != 1:
-            return
         try:
             (value,) = evaluate(op, operands)
         except ExecutionError:
