@@ -32,7 +32,7 @@ def lower_embedding(op: graph.EmbeddingOp, p: ProgramLowering) -> None:
     k = KernelBuilder(p.kernel_name(op), [table, ids, out], grid_of((count, width), (rows, columns)))
     row, column = k.program_ids
     id_view = TensorViewType((count, 1), op.ids.type.element_type, (1, 0))
-    id_tile = widen_index(k, k.load(k.partition(1, id_view, (rows, 1)), [row, k.index(0)]))
+    id_tile = k.extend(k.load(k.partition(1, id_view, (rows, 1)), [row, k.index(0)]), i64, arith.ExtSIOp)
     message = f"{location_prefix(op)}'graph.embedding': an id is outside [0, {vocabulary})"
     k.add(tile.CheckOp(out_of_range(k, id_tile, vocabulary), message))
     table_view = k.add(tile.MakeTensorViewOp(k.block.args[0], TensorViewType((vocabulary, width), element, (width, 1)))).results[0]
@@ -41,13 +41,6 @@ def lower_embedding(op: graph.EmbeddingOp, p: ProgramLowering) -> None:
     k.store(gathered, k.partition(2, out_view, (rows, columns)), [row, column])
     p.launch(k, [table, ids, out])
     p.bind(op.result, out)
-
-
-def widen_index(k: KernelBuilder, ids: SSAValue) -> SSAValue:
-    """An id tile as i64."""
-    if ids.type.element_type == i64:
-        return ids
-    return k.map([ids], i64, lambda block, elements: Emitter(block)(arith.ExtSIOp(elements[0], i64)))
 
 
 def out_of_range(k: KernelBuilder, ids: SSAValue, bound: int) -> SSAValue:

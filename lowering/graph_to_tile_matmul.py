@@ -101,8 +101,8 @@ def matmul_kernel(
     zero = k.fill(0, acc_shape, accumulate)
 
     def k_step(step: SSAValue, carried: Sequence[SSAValue]) -> list[SSAValue]:
-        ta = widen(k, k.load(part_a, [*batch_ids, row, step]), accumulate)
-        tb = widen(k, k.load(part_b, [*batch_ids, step, col]), accumulate)
+        ta = k.extend(k.load(part_a, [*batch_ids, row, step]), accumulate)
+        tb = k.extend(k.load(part_b, [*batch_ids, step, col]), accumulate)
         return [k.add(tile.MmaOp(ta, tb, carried[0])).results[0]]
 
     (result,) = k.loop(-(-kdim // tk), [zero], k_step)
@@ -153,13 +153,6 @@ def pretransposed(
     target_view = TensorViewType(swapped_shape, t.element_type, contiguous_strides(swapped_shape))
     copy_kernel(f"{label}_transpose_b", p, b, source_view, target, target_view)
     return target, t, contiguous_strides(swapped_shape)
-
-
-def widen(k: KernelBuilder, value: SSAValue, element) -> SSAValue:
-    """The tile converted to `element` (f16/bf16 -> f32), or itself."""
-    if value.type.element_type == element:
-        return value
-    return k.map([value], element, lambda block, elements: Emitter(block)(arith.ExtFOp(elements[0], element)))
 
 
 def lower_matmul_epilogue(op: graph.FusedOp, p: ProgramLowering) -> None:

@@ -27,8 +27,8 @@ from strata.dialects.opinfo import register_tile_lowering
 from strata.dialects.tile_types import KERNEL_BYTE_BUDGET, MAX_TILE_DIM, TensorViewType, element_bytes
 from strata.ir import location_prefix
 from strata.lowering.graph_to_tile import ProgramLowering, same_layout_inputs
-from strata.lowering.graph_to_tile_indexed import out_of_range, widen_index
-from strata.lowering.graph_to_tile_matmul import matmul_kernel, widen
+from strata.lowering.graph_to_tile_indexed import out_of_range
+from strata.lowering.graph_to_tile_matmul import matmul_kernel
 from strata.lowering.scalar_rules import Emitter, emit_scalar
 from strata.lowering.tile_builder import KernelBuilder, broadcast_strides, contiguous_strides, next_power_of_two
 
@@ -95,7 +95,7 @@ class RowKernel:
         return [*self.k.program_ids, column]
 
     def load(self, partition: SSAValue, column: SSAValue) -> SSAValue:
-        return widen(self.k, self.k.load(partition, self.at(column)), self.compute)
+        return self.k.extend(self.k.load(partition, self.at(column)), self.compute)
 
     def causal_mask(self, scores: SSAValue, column: SSAValue) -> SSAValue:
         """-inf where the key index (column) exceeds the query index (row)."""
@@ -346,7 +346,7 @@ def lower_cross_entropy(op: graph.CrossEntropyOp, p: ProgramLowering) -> None:
     k = row.k
     x = k.partition(0, layout.view(element), layout.tile)
     label_view = TensorViewType((n, classes), op.labels.type.element_type, (1, 0))
-    label_tile = widen_index(k, k.load(k.partition(1, label_view, layout.tile), [*k.program_ids, k.index(0)]))
+    label_tile = k.extend(k.load(k.partition(1, label_view, layout.tile), [*k.program_ids, k.index(0)]), i64, arith.ExtSIOp)
     message = f"{location_prefix(op)}'graph.cross_entropy': a label is outside [0, {classes})"
     k.add(tile.CheckOp(out_of_range(k, label_tile, classes), message))
     largest = row.row_pass(float("-inf"), "max", lambda c: row.load(x, c), arith.MaximumfOp)

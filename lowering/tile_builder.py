@@ -142,6 +142,18 @@ class KernelBuilder:
         op = self.add(tile.MapOp(inputs, TileType(shape, result_element), Region(block)))
         return op.results[0]
 
+    def extend(self, value: SSAValue, element: Attribute, cast: type[Operation] = arith.ExtFOp) -> SSAValue:
+        """The tile widened elementwise to `element` by `cast` (ExtFOp, ExtSIOp), or itself."""
+        if value.type.element_type == element:
+            return value
+
+        def body(block: Block, elements) -> SSAValue:
+            op = cast(elements[0], element)
+            block.add_op(op)
+            return op.results[0]
+
+        return self.map([value], element, body)
+
     def fill(self, value: float, shape: Sequence[int], element: Attribute) -> SSAValue:
         """A tile with every element `value`."""
         from strata.lowering.scalar_rules import Emitter
