@@ -550,8 +550,10 @@ class LaunchOp(IRDLOperation):
         lowered = isinstance(kernel, FuncOp) and "tile.grid" in kernel.attributes
         if not isinstance(kernel, KernelOp) and not lowered:
             raise VerifyException(f"'tile.launch': @{self.kernel.string_value()} is not a tile.kernel")
-        # A kernel lowered to loops takes the grid range as two trailing index arguments.
-        expected = list(kernel.function_type.inputs.data)[: -2 if lowered else None]
+        # A kernel lowered to loops takes the grid range as two trailing index arguments,
+        # a GPU kernel with checks also its status word (lower-tile-to-gpu).
+        trailing = 2 + ("gpu.status" in kernel.attributes) if lowered else 0
+        expected = list(kernel.function_type.inputs.data)[: -trailing or None]
         if [a.type for a in self.args] != expected:
             raise VerifyException(f"'tile.launch': arguments {[str(a.type) for a in self.args]} do not match @{self.kernel.string_value()}'s {[str(t) for t in expected]}")
 

@@ -338,9 +338,12 @@ class LowerGraphToTilePass(ModulePass):
     matmul_n: int = TileCostModel.matmul_n
     matmul_k: int = TileCostModel.matmul_k
     dot_k: int = TileCostModel.dot_k
+    matmul_bytes: int = TileCostModel.matmul_bytes
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        cost = TileCostModel(self.tile_elements, self.matmul_m, self.matmul_n, self.matmul_k, self.dot_k)
+        cost = TileCostModel(
+            self.tile_elements, self.matmul_m, self.matmul_n, self.matmul_k, self.dot_k, self.matmul_bytes
+        )
         for function in [f for f in op.ops if is_graph_function(f)]:
             program = lower_function(function, op, cost)
             op.body.block.insert_op_after(program, function)

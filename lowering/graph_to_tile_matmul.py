@@ -80,6 +80,16 @@ def matmul_kernel(
         min(next_power_of_two(size), limit)
         for size, limit in ((m, p.cost.matmul_m), (n, p.cost.matmul_n), (kdim, k_limit))
     )
+    operand_bytes, acc_bytes = element_bytes(a_type.element_type), element_bytes(accumulate)
+    while p.cost.matmul_bytes and (tm * tk + tk * tn) * operand_bytes + tm * tn * acc_bytes > p.cost.matmul_bytes:
+        if tk > 8:
+            tk //= 2
+        elif tm >= tn and tm > 1:
+            tm //= 2
+        elif tn > 1:
+            tn //= 2
+        else:
+            break
     lead = (1,) * len(batch)
 
     def operand_view(t: TensorType, own: Sequence[int], transposed: bool, rows: int, cols: int) -> TensorViewType:

@@ -115,14 +115,19 @@ def static_shape(memref_type: Attribute) -> tuple[int, ...]:
         raise UnsupportedType(f"unsupported dynamic shape in {memref_type}")
     if not isinstance(memref_type.layout, NoneAttr):
         raise UnsupportedType(f"unsupported layout in {memref_type} (only the default row-major)")
+    return shape
+
+
+def default_memory(memref_type: MemRefType) -> None:
+    """The host has one memory: memory spaces belong to GPU kernels."""
     if not isinstance(memref_type.memory_space, NoneAttr):
         raise UnsupportedType(f"unsupported memory space in {memref_type}")
-    return shape
 
 
 def argument_type(type_: Attribute) -> ir.Type:
     if isinstance(type_, MemRefType):
         static_shape(type_)
+        default_memory(type_)
         memory_type(type_.element_type)
         return POINTER
     return scalar_type(type_)
@@ -373,6 +378,7 @@ def store(emitter: FunctionEmitter, op: memref.StoreOp) -> None:
 
 def alloca(emitter: FunctionEmitter, op: memref.AllocaOp) -> ir.Value:
     shape = static_shape(op.memref.type)  # also rejects dynamic sizes
+    default_memory(op.memref.type)
     element = memory_type(op.memref.type.element_type)
     buffer = emitter.allocas.alloca(element, size=ir.Constant(I64, prod(shape)))
     requested = op.alignment.value.data if op.alignment is not None else 0

@@ -37,10 +37,11 @@ import inspect
 import os
 from collections.abc import Sequence
 from functools import partial
+from math import prod
 
 from llvmlite import ir
-from xdsl.dialects import arith, func, math
-from xdsl.dialects.builtin import BFloat16Type, MemRefType, ModuleOp
+from xdsl.dialects import arith, func, math, memref
+from xdsl.dialects.builtin import BFloat16Type, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Operation
 
 from strata.errors import StrataError
@@ -51,12 +52,14 @@ from strata.lowering.loops_to_llvm import (
     FunctionEmitter,
     UnsupportedType,
     add_function_attributes,
+    alloca,
     fastmath_flags,
     memory_type,
     scalar_type,
     static_shape,
 )
-from strata.lowering.tile_to_gpu import DEFAULT_BLOCK_SIZE, SREG_PREFIX, gpu_kernels
+from strata.lowering.ptx_barriers import check_barriers
+from strata.lowering.tile_to_gpu import DEFAULT_BLOCK_SIZE, NVVM_PREFIX, SHARED_MEMORY_SPACE, gpu_kernels
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = (
@@ -65,6 +68,7 @@ DATA_LAYOUT = (
 )
 """Numba's NVVM data layout (numba.cuda.cudadrv.nvvm); libNVVM wants one."""
 GLOBAL = 1
+SHARED = SHARED_MEMORY_SPACE
 I32 = ir.IntType(32)
 ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90")
 """Architectures whose libNVVM reader takes the typed-pointer IR built here."""
@@ -90,6 +94,10 @@ def pointer_type(memref_type: MemRefType) -> ir.Type:
 
 class NvvmFunctionEmitter(FunctionEmitter):
     """loops_to_llvm's emitter with the NVVM overrides of NVVM_HANDLERS and libdevice math."""
+
+    def __init__(self, llvm_function: ir.Function, functions: dict[str, ir.Function]):
+        super().__init__(llvm_function, functions)
+        self.shared: list[ir.GlobalVariable] = []
 
     def handler(self, op: Operation):
         return NVVM_HANDLERS.get(type(op)) or HANDLERS.get(type(op))
@@ -128,6 +136,24 @@ def int_select(method: str, predicate: str, emitter: NvvmFunctionEmitter, op: Op
     return b.select(getattr(b, method)(predicate, lhs, rhs), lhs, rhs)
 
 
+def shared_alloca(emitter: NvvmFunctionEmitter, op: memref.AllocaOp) -> ir.Value:
+    """A shared-memory buffer (memory space 3) is a module global in addrspace(3); any
+    other alloca is per-thread local memory, as on the CPU."""
+    space = op.memref.type.memory_space
+    if not (isinstance(space, IntegerAttr) and space.value.data == SHARED):
+        return alloca(emitter, op)
+    element = memory_type(op.memref.type.element_type)
+    array = ir.ArrayType(element, prod(static_shape(op.memref.type)))
+    name = f"{emitter.function.name}.shared.{len(emitter.shared)}"
+    buffer = ir.GlobalVariable(emitter.module, array, name, addrspace=SHARED)
+    buffer.linkage = "internal"
+    buffer.initializer = ir.Constant(array, ir.Undefined)
+    buffer.align = 16
+    emitter.shared.append(buffer)
+    zero = ir.Constant(I32, 0)
+    return emitter.allocas.gep(buffer, [zero, zero], inbounds=True)
+
+
 def absi(emitter: NvvmFunctionEmitter, op: math.AbsIOp) -> ir.Value:
     (value,) = emitter.operands(op)
     b = emitter.builder
@@ -144,6 +170,7 @@ NVVM_HANDLERS = {
     arith.MaxUIOp: partial(int_select, "icmp_unsigned", ">"),
     arith.MinUIOp: partial(int_select, "icmp_unsigned", "<"),
     math.AbsIOp: absi,
+    memref.AllocaOp: shared_alloca,
 }
 
 
@@ -178,8 +205,11 @@ def translate_kernels(module: ModuleOp, ir_version: Sequence[int] | None = None)
     llvm_module.data_layout = DATA_LAYOUT
     functions: dict[str, ir.Function] = {}
     for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data.startswith(SREG_PREFIX):
-            intrinsic = ir.Function(llvm_module, ir.FunctionType(I32, []), op.sym_name.data)
+        if isinstance(op, func.FuncOp) and op.sym_name.data.startswith(NVVM_PREFIX):
+            signature = op.function_type
+            result = scalar_type(signature.outputs.data[0]) if signature.outputs.data else ir.VoidType()
+            arguments = [scalar_type(t) for t in signature.inputs.data]
+            intrinsic = ir.Function(llvm_module, ir.FunctionType(result, arguments), op.sym_name.data)
             functions[op.sym_name.data] = intrinsic
     annotations = llvm_module.add_named_metadata("nvvm.annotations")
     for op in kernels:
@@ -271,7 +301,12 @@ def compile_ptx(nvvm_ir: str, arch: str = "sm_90") -> str:
 
 
 def module_to_ptx(module: ModuleOp, arch: str = "sm_90") -> tuple[str, str]:
-    """(NVVM IR text, PTX) for the GPU kernels of a lowered module."""
+    """(NVVM IR text, PTX) for the GPU kernels of a lowered module; the PTX has passed
+    the barrier-safety check (ptx_barriers), else a StrataError lists the violations."""
     compute_arch(arch)
     nvvm_ir = str(translate_kernels(module))
-    return nvvm_ir, compile_ptx(nvvm_ir, arch)
+    ptx = compile_ptx(nvvm_ir, arch)
+    violations = check_barriers(ptx)
+    if violations:
+        raise StrataError("unsafe barriers in the generated PTX:\n  " + "\n  ".join(map(str, violations)))
+    return nvvm_ir, ptx

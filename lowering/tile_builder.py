@@ -42,6 +42,9 @@ class TileCostModel:
     matmul_k: int = 64
     dot_k: int = 256
     """K tile when b is read along k (transpose_b): long dot products, few horizontal sums."""
+    matmul_bytes: int = 0
+    """On-chip bytes for a matmul's a, b and accumulator tiles together (0: no limit; the
+    GPU stages all three in shared memory): k, then m or n tiles shrink to fit."""
 
     def elementwise_tile(self, shape: Sequence[int], element_type: Attribute, tiles: int = 2) -> tuple[int, ...]:
         """A tile shape for `shape`; `tiles` tiles of it (a kernel's loads and results)

@@ -1,60 +1,71 @@
-"""`lower-tile-to-gpu`: elementwise tile.kernels become GPU kernel functions (first slice of issue 7).
+"""`lower-tile-to-gpu`: every tile.kernel becomes a GPU kernel function.
 
 Input: the tile level (`fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile,
-token-dce`). Every tile.kernel must be *elementwise*: only tensor/partition views, tile loads,
-`tile.map`, tile stores, tokens and scalar arith/math. Anything else (tile.mma, tile.reduce,
-tile.broadcast, tile.iota, tile.gather, tile.check, scf.for: matmul, reductions, softmax and
-norms, attention, embedding, dropout, cross-entropy) raises a StrataError naming the kernel
-and the op: not on the GPU yet.
+token-dce`). Output: loops-level functions (scf/memref/arith/math/func) marked `gpu.kernel`,
+which loops-to-nvvm translates to NVVM IR.
 
 Before (see lower-tile-to-loops for the full tile form):
 
-    tile.kernel @k(%a: memref<7000xf32>, %c: memref<7000xf32>) attributes {grid = array<i64: 2, 1>} {
-      ... %x = tile.load_view_tko ... %y = tile.map %x {...} ... tile.store_view_tko %y ...
+    tile.kernel @k(%a: memref<561xf32>, %c: memref<561xf32>) attributes {grid = array<i64: 1>} {
+      ... %x = tile.load_view_tko ... %m = tile.reduce %x {axes = array<i64: 1>, kind = "max"}
+      ... %y = tile.map %x, (tile.broadcast %m) {...} ... tile.store_view_tko %y ...
     }
 
-After: one function per kernel; the tile grid is the CUDA grid (one block per tile, a 1-D
-grid of prod(grid) blocks, `begin + ctaid.x` delinearized row-major into the program ids) and the
-threads of a block split the tile's elements with a thread-strided loop:
+After: one function per kernel; one CUDA block per grid point (`begin + ctaid.x`,
+delinearized row-major into the program ids), and the block's threads cooperate on each tile:
 
-    func.func private @llvm.nvvm.read.ptx.sreg.ctaid.x() -> i32     // + tid.x, ntid.x
-    func.func @k(%a: memref<7000xf32>, %c: memref<7000xf32>, %begin: index, %end: index)
-        attributes {gpu.kernel, gpu.block_size = 256 : i64, tile.grid = array<i64: 2, 1>} {
-      %ctaid = func.call @llvm.nvvm.read.ptx.sreg.ctaid.x() : () -> i32   // → index
-      %block = arith.addi %begin, %ctaid                                 // flat grid point
-      %tid   = func.call @llvm.nvvm.read.ptx.sreg.tid.x() : () -> i32
-      %ntid  = func.call @llvm.nvvm.read.ptx.sreg.ntid.x() : () -> i32
-      // program ids from %block; valid extent of the edge tile: min(tile, size - origin)
-      scf.for %e = %tid to %tile_elements step %ntid {
-        %j = arith.remui %e, %c1024 ; %i = arith.divui %e, %c1024    // last axis fastest
-        %in = arith.cmpi ult, %j, %cols ...                          // only partial axes
-        scf.if %in { <loads, map bodies> ... memref.store ... }
+    func.func @k(%a: memref<561xf32>, %c: memref<561xf32>, %begin: index, %end: index)
+        attributes {gpu.kernel, gpu.block_size = 256 : i64, gpu.shared_bytes = 128 : i64, ...} {
+      %m = memref.alloca() : memref<32x1xf32, 3>                    // shared memory
+      %tid = func.call @llvm.nvvm.read.ptx.sreg.tid.x() : () -> i32   // + ctaid.x, ntid.x
+      scf.for %o = ... {                                             // reduce: 8 lanes per row
+        %p = scf.for %r = %lane to %c64 step %c8 iter_args(...) { <load, max> }
+        %s = func.call @llvm.nvvm.shfl.sync.bfly.f32(%full, %p, %c4, %c31)  // + 2, 1
+        scf.if %lane_is_0 { memref.store %s, %m[...] }
       }
+      func.call @llvm.nvvm.barrier0() : () -> ()                     // %m crosses threads
+      scf.for %e = %tid to %c2048 step %ntid { <loads, map, memref.load %m, store> }
       func.return
     }
 
-Design notes:
-- **Thread and block ids** are `func.call`s to private declarations named after the NVVM
-  intrinsics (`llvm.nvvm.read.ptx.sreg.{tid,ntid,ctaid}.x`, i32 results); loops-to-nvvm
-  declares them as LLVM functions, so the calls *are* the intrinsic calls. No new dialect.
-- **Thread loop**: consecutive threads take consecutive flat elements of the tile, the last
-  tile axis fastest, so a warp reads and writes contiguous memory along the contiguous axis
-  (coalesced). The loop runs over the tile's static element count (tile dims are powers of
-  two: the index arithmetic is shifts and masks) and a bounds predicate (`scf.if`) keeps the
-  valid extent of edge tiles; on full axes there is no predicate.
-- **All stores of a kernel** that share a partition shape and position run in the same thread
-  loop; within one element each load and map body is evaluated once (a per-element cache)
-  and every value is computed before the first store, so a kernel the memory planner runs in
-  place (output over a dying input) still reads the input first. Nothing is materialized: no
-  per-thread stack tiles, no shared memory.
-- **No barriers** are needed: every element is read and written by the same thread. Barriers
-  placed from token dependencies arrive with tiles that cross threads (reductions, mma,
-  shared-memory staging); tokens carry no runtime value here.
+How tiles map to threads:
+- **Lazy tiles.** Loads, maps, broadcasts, iota and gathers are never materialized: a
+  *thread loop* (`for e = tid; e < elements; e += ntid`, last tile axis fastest, so a warp
+  touches contiguous memory) evaluates the expression per element. Each load and map body is
+  evaluated once per element; all stores of a kernel that share a tile position run in one
+  thread loop and compute every value before the first store (in-place kernels).
+- **Shared-memory tiles.** Values that must exist as a whole live in shared memory
+  (`memref.alloca` in memory space 3): reduction results, loop-carried tiles, mma operands
+  and accumulators, maps used more than once. Their writes are cooperative thread loops.
+- **Reductions** (`tile.reduce`) give each output element a group of G lanes (a power of
+  two, G = block / outputs, at most the reduced extent): each lane folds a strided slice,
+  `shfl.sync.bfly` combines the group within a warp, and a group wider than a warp combines
+  its warps' partials through a shared scratch row.
+- **mma**: a and b are staged in shared memory; each thread owns an RM x RN micro-tile of
+  the accumulator (rows and columns strided across threads: conflict-free shared reads,
+  coalesced stores) and runs the k loop on registers with `fma`.
+- **Barriers** are placed from the dependencies between accesses, not after every write.
+  Every shared access is recorded with its thread mapping: *owned* when a thread loop
+  touches exactly its own element of a tile of the loop's shape (so the same thread wrote
+  it), else *crossing*. A barrier goes in front of the first access that reads what another
+  thread wrote (RAW) or writes what another thread read or wrote (WAR/WAW), at the
+  uniform level, and one barrier settles every pending access; a loop body ends with one
+  when accesses are pending, so the next iteration starts clean. Global memory joins this
+  bookkeeping only where tokens order it: a load whose token comes from a store (read
+  after write through memory) is checked like a shared read. `{barriers = "naive"}` instead
+  puts a barrier before and after every shared-memory write, for comparison (FileCheck).
+- **tile.check** stores 1 into a trailing `memref<1xi32>` status argument (the runtime
+  raises the kernel's `tile.error` message); execution continues with clamped indices, so
+  no thread leaves early and no barrier is skipped (seed 004 §5.8).
+
+Shared memory per kernel is limited to 48 KiB (static shared memory); a kernel that needs
+more is reported with its name and size.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from math import prod
 
 from xdsl.context import Context
@@ -62,119 +73,321 @@ from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
+    MemRefType,
     ModuleOp,
+    StringAttr,
     UnitAttr,
     i32,
     i64,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from strata.dialects import tile, token
+from strata.dialects.tile_types import element_bytes
 from strata.errors import StrataError
 from strata.lowering.tile_to_loops import (
     LOWERINGS,
+    BufferTile,
     KernelLowering,
     LoadedTile,
     MappedTile,
     Partition,
     Tile,
+    same_extent,
+    static_value,
 )
 
 GPU_PIPELINE_STEPS = (
-    "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile,token-dce,"
+    "fuse-patterns,canonicalize,cse,fuse-elementwise,"
+    "lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=16 dot_k=32 matmul_bytes=40960},token-dce,"
     "lower-tile-to-gpu,plan-memory,verify-memory-plan"
 )
-"""The CUDA path from graph to GPU kernels plus the memory plan (runtime/cuda.py, strata-translate)."""
+"""The CUDA path from graph to GPU kernels plus the memory plan (runtime/cuda.py,
+strata-translate). Smaller tiles than the CPU's: tiles staged in shared memory must fit
+48 KiB per block, and more blocks keep more SMs busy."""
 
 DEFAULT_BLOCK_SIZE = 256
-SREG_PREFIX = "llvm.nvvm.read.ptx.sreg."
-SPECIAL_REGISTERS = ("ctaid.x", "tid.x", "ntid.x")
-
-ELEMENTWISE_OPS = (
-    tile.ProgramIdOp,
-    tile.MakeTensorViewOp,
-    tile.MakePartitionViewOp,
-    tile.LoadViewTkoOp,
-    tile.StoreViewTkoOp,
-    tile.MapOp,
-    tile.ReturnOp,
-    token.MakeOp,
-    token.JoinOp,
-)
-
-WHAT_USES = {
-    "tile.mma": "matmul / attention",
-    "tile.reduce": "reductions, softmax, norms, cross-entropy",
-    "tile.broadcast": "row-wise ops (softmax, norms)",
-    "tile.iota": "dropout / causal masks",
-    "tile.gather": "embedding",
-    "tile.check": "embedding / cross-entropy range checks",
-    "scf.for": "multi-pass row kernels and matmul K loops",
+WARP = 32
+SHARED_MEMORY_SPACE = 3
+SHARED_BYTES_LIMIT = 48 * 1024
+NVVM_PREFIX = "llvm.nvvm."
+SPECIAL_REGISTERS = ("ctaid.x", "tid.x")
+BARRIER = "llvm.nvvm.barrier0"
+INTRINSIC_TYPES: dict[str, tuple[tuple[Attribute, ...], tuple[Attribute, ...]]] = {
+    **{f"{NVVM_PREFIX}read.ptx.sreg.{name}": ((), (i32,)) for name in SPECIAL_REGISTERS},
+    BARRIER: ((), ()),
 }
+"""The NVVM intrinsics a GPU kernel calls, as private func declarations (shuffles are
+added by tile_to_gpu_ops)."""
+
+Owner = tuple | None
+"""Which thread touches an element: a key shared by accesses that give every element the
+same thread (a thread loop's tile shape, an mma micro-tile layout), or None (any thread)."""
 
 
-def check_elementwise(kernel: tile.KernelOp) -> None:
-    """Raise a StrataError if `kernel` is not an elementwise kernel of this slice."""
-    unsupported: list[str] = []
-    for op in kernel.body.walk():
-        if op is kernel or isinstance(op, ELEMENTWISE_OPS + (tile.YieldOp, scf.YieldOp)):
-            continue
-        if op.dialect_name() in ("arith", "math") or op.name in unsupported:
-            continue
-        unsupported.append(op.name)
-    if unsupported:
-        names = ", ".join(f"'{n}'" for n in unsupported)
-        hints = sorted({WHAT_USES[n] for n in unsupported if n in WHAT_USES})
-        used_by = f" ({'; '.join(hints)})" if hints else ""
-        raise StrataError(
-            f"lower-tile-to-gpu: kernel @{kernel.sym_name.data} is not on the GPU yet: it uses "
-            f"{names}{used_by}; the GPU backend lowers only elementwise kernels so far "
-            "(elementwise ops, fused elementwise groups, reshape, constants; issue 7)"
-        )
+@dataclass
+class Accesses:
+    """The shared-memory (and token-ordered global) accesses of one piece of block code."""
+
+    reads: list[tuple[SSAValue, Owner]] = field(default_factory=list)
+    writes: list[tuple[SSAValue, Owner]] = field(default_factory=list)
 
 
-def special_register_declarations() -> list[func.FuncOp]:
-    return [
-        func.FuncOp(SREG_PREFIX + name, ((), (i32,)), Region(), visibility="private")
-        for name in SPECIAL_REGISTERS
-    ]
+@dataclass
+class PendingAccesses:
+    """Accesses since the last barrier, per buffer."""
+
+    written: dict[SSAValue, set] = field(default_factory=dict)
+    read: dict[SSAValue, set] = field(default_factory=dict)
+
+    def conflicts(self, accesses: Accesses) -> bool:
+        def crosses(owner: Owner, others: set) -> bool:
+            return any(owner is None or other is None or other != owner for other in others)
+
+        for buffer, owner in accesses.reads:
+            if crosses(owner, self.written.get(buffer, set())):
+                return True
+        for buffer, owner in accesses.writes:
+            if crosses(owner, self.read.get(buffer, set()) | self.written.get(buffer, set())):
+                return True
+        return False
+
+    def record(self, accesses: Accesses) -> None:
+        for buffer, owner in accesses.reads:
+            self.read.setdefault(buffer, set()).add(owner)
+        for buffer, owner in accesses.writes:
+            self.written.setdefault(buffer, set()).add(owner)
+
+    def merge(self, other: PendingAccesses) -> None:
+        for mine, theirs in ((self.written, other.written), (self.read, other.read)):
+            for buffer, owners in theirs.items():
+                mine.setdefault(buffer, set()).update(owners)
+
+    def copy(self) -> PendingAccesses:
+        fresh = PendingAccesses()
+        fresh.merge(self)
+        return fresh
+
+    def __bool__(self) -> bool:
+        return bool(self.written or self.read)
+
+
+def static_bound(value: SSAValue) -> int:
+    """The largest value an extent can take: a constant, or a min with a constant."""
+    constant = static_value(value)
+    if constant is not None:
+        return constant
+    owner = value.owner
+    if isinstance(owner, arith.MinSIOp | arith.MinUIOp):
+        bounds = [b for b in (_maybe_bound(owner.lhs), _maybe_bound(owner.rhs)) if b is not None]
+        if bounds:
+            return min(bounds)
+    raise StrataError(f"lower-tile-to-gpu: no static bound for the extent {value}")
+
+
+def _maybe_bound(value: SSAValue) -> int | None:
+    try:
+        return static_bound(value)
+    except StrataError:
+        return None
 
 
 class GpuKernelLowering(KernelLowering):
-    """One elementwise tile.kernel → one GPU kernel function (see module docstring)."""
+    """One tile.kernel → one GPU kernel function (see module docstring)."""
 
-    def __init__(self, kernel: tile.KernelOp, block_size: int):
+    def __init__(self, kernel: tile.KernelOp, block_size: int, naive_barriers: bool = False):
         super().__init__(kernel)
         self.block_size = block_size
+        self.naive_barriers = naive_barriers
         self.pending_stores: list[tuple[tile.StoreViewTkoOp, Partition, Tile]] = []
         self.element_cache: dict[tuple[int, tuple[SSAValue, ...]], SSAValue] = {}
+        self.pending = PendingAccesses()
+        self.accesses: Accesses | None = None
+        self.owned_indices: tuple[SSAValue, ...] | None = None
+        self.owner: Owner = None
+        self.shared_bytes = 0
+        self.barrier_count = 0
+        self.intrinsics: dict[str, tuple[tuple[Attribute, ...], tuple[Attribute, ...]]] = {}
+        self.store_tokens: set[SSAValue] = set()
+        self.ordered_buffers: set[SSAValue] = set()
+        self.status_argument: SSAValue | None = None
+        self.loop_heads: list[tuple[Accesses, list[bool]]] = []
+        """Per enclosing loop body, its accesses before its first barrier (what the next
+        iteration does first, checked against what is pending at the end of the body)."""
+
+    # -- intrinsics and block-level helpers ----------------------------------------------
+
+    def call(self, name: str, args: Sequence[SSAValue], types=None) -> SSAValue | None:
+        signature = types or INTRINSIC_TYPES[name]
+        self.intrinsics[name] = signature
+        return self.emit(func.CallOp(name, list(args), list(signature[1])))
 
     def special_register(self, name: str) -> SSAValue:
-        call = self.emit(func.CallOp(SREG_PREFIX + name, [], [i32]))
-        call.name_hint = name.split(".")[0]
-        return self.emit(arith.IndexCastOp(call, IndexType()))
+        value = self.call(f"{NVVM_PREFIX}read.ptx.sreg.{name}", [])
+        value.name_hint = name.split(".")[0]
+        return self.emit(arith.IndexCastOp(value, IndexType()))
+
+    def barrier(self, settle: bool = True) -> None:
+        """bar.sync (at the uniform level only). `settle`: every pending access is
+        complete; block code that synchronizes internally passes False, because its
+        accesses are checked against the pending ones before it, as a whole."""
+        self.call(BARRIER, [])
+        self.barrier_count += 1
+        if settle:
+            self.pending = PendingAccesses()
+            for _, still_open in self.loop_heads:
+                still_open[0] = False
+
+    def synchronize(self, accesses: Accesses) -> None:
+        """A barrier before block code with `accesses` if it conflicts with pending ones."""
+        writes_shared = bool(accesses.writes)
+        if self.naive_barriers:
+            if writes_shared and self.pending:
+                self.barrier()
+        elif self.pending.conflicts(accesses):
+            self.barrier()
+
+    def after(self, accesses: Accesses) -> None:
+        self.pending.record(accesses)
+        for head, still_open in self.loop_heads:
+            if still_open[0]:
+                head.reads += accesses.reads
+                head.writes += accesses.writes
+        if self.naive_barriers and accesses.writes:
+            self.barrier()
+
+    def shared_alloca(self, shape: Sequence[int], element_type: Attribute) -> SSAValue:
+        shape = [max(1, d) for d in shape]
+        self.shared_bytes += prod(shape) * max(1, element_bytes(element_type))
+        alloca = memref.AllocaOp.get(
+            element_type, 16, shape, memory_space=IntegerAttr(SHARED_MEMORY_SPACE, i64)
+        )
+        if self.entry.first_op is None:
+            self.entry.add_op(alloca)
+        else:
+            self.entry.insert_op_before(alloca, self.entry.first_op)
+        return alloca.results[0]
+
+    @staticmethod
+    def is_shared(buffer: SSAValue) -> bool:
+        space = buffer.type.memory_space if isinstance(buffer.type, MemRefType) else None
+        return isinstance(space, IntegerAttr) and space.value.data == SHARED_MEMORY_SPACE
+
+    def block_code(self, build: Callable[[], None], owner: Owner = None) -> tuple[Block, Accesses]:
+        """Per-thread code built by `build` into a new block (one index argument), and the
+        accesses it made; the caller wraps the block and `place`s it. Inside, an access at
+        `owned_indices` to a tile of shape `owner` is owned by the thread."""
+        block = Block(arg_types=[IndexType()])
+        saved = (self.cursor, self.accesses, self.owned_indices, self.owner, self.element_cache)
+        self.cursor, self.accesses, self.element_cache = block, Accesses(), {}
+        self.owned_indices, self.owner = None, owner
+        build()
+        accesses = self.accesses
+        self.cursor, self.accesses, self.owned_indices, self.owner, self.element_cache = saved
+        return block, accesses
+
+    def place(self, op: Operation, accesses: Accesses) -> None:
+        """Emits block code `op` at the uniform level with the barriers it needs."""
+        self.synchronize(accesses)
+        self.emit(op)
+        self.after(accesses)
+
+    def note_read(self, buffer: SSAValue, indices: Sequence[SSAValue], owner: Owner = ...) -> None:
+        if self.accesses is None:
+            raise StrataError(f"lower-tile-to-gpu: @{self.kernel.sym_name.data}: a tile is read outside block code")
+        if owner is ...:
+            owner = self.owner if self.is_owned(buffer, indices) else None
+        self.accesses.reads.append((buffer, owner))
+
+    def note_write(self, buffer: SSAValue, indices: Sequence[SSAValue], owner: Owner = ...) -> None:
+        if owner is ...:
+            owner = self.owner if self.is_owned(buffer, indices) else None
+        self.accesses.writes.append((buffer, owner))
+
+    def is_owned(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> bool:
+        return (
+            self.owned_indices is not None
+            and tuple(indices) == self.owned_indices
+            and tuple(buffer.type.get_shape()) == self.owner
+        )
+
+    # -- thread loops ---------------------------------------------------------------------
+
+    def thread_loop(self, shape: Sequence[int], extents: Sequence[SSAValue], body: Callable[[list[SSAValue]], None]) -> None:
+        """for e = tid; e < prod(shape); e += ntid: body(tile indices of e), for the
+        elements inside `extents` (a predicate only on axes the extent may cut)."""
+        shape = tuple(max(1, d) for d in shape)
+        indices: list[SSAValue] = []
+
+        def build() -> None:
+            rest = self.cursor.args[0]
+            for axis in reversed(range(len(shape))):
+                if axis == 0:
+                    indices.insert(0, rest)
+                else:
+                    size = self.index(shape[axis])
+                    indices.insert(0, self.emit(arith.RemUIOp(rest, size)))
+                    rest = self.emit(arith.DivUIOp(rest, size))
+            self.owned_indices = tuple(indices)
+            inside = None
+            for index, extent, size in zip(indices, extents, shape):
+                if static_value(extent) == size:
+                    continue
+                check = self.emit(arith.CmpiOp(index, extent, "ult"))
+                inside = check if inside is None else self.emit(arith.AndIOp(inside, check))
+            if inside is None:
+                body(indices)
+                return
+            guarded = Block()
+            self.emit(scf.IfOp(inside, [], Region(guarded)))
+            outer, self.cursor = self.cursor, guarded
+            body(indices)
+            self.emit(scf.YieldOp())
+            self.cursor = outer
+
+        block, accesses = self.block_code(lambda: (build(), self.emit(scf.YieldOp())), owner=shape)
+        loop = scf.ForOp(self.thread, self.index(prod(shape)), self.threads, [], Region(block))
+        self.place(loop, accesses)
+
+    # -- kernel structure ---------------------------------------------------------------
 
     def lower(self) -> func.FuncOp:
         kernel = self.kernel
-        body = kernel.body.block
-        # Like the CPU kernels, a [begin, end) range of the flattened grid trails the
-        # buffers (tile.launch's verifier expects it): block b runs grid point begin + b,
-        # and the runtime launches end - begin blocks.
         begin, _ = self.bind_arguments()
         block = self.add(begin, self.special_register("ctaid.x"))
         self.thread = self.special_register("tid.x")
-        self.threads = self.special_register("ntid.x")
+        self.threads = self.index(self.block_size)
         self.bind_program_ids(block)
-        for op in body.ops:
-            self.lower_op(op)
-        self.emit_stores()
+        self.lower_region(kernel.body.block)
         self.emit(func.ReturnOp())
+        if self.shared_bytes > SHARED_BYTES_LIMIT:
+            raise StrataError(
+                f"lower-tile-to-gpu: kernel @{kernel.sym_name.data} needs {self.shared_bytes} bytes of "
+                f"shared memory (limit {SHARED_BYTES_LIMIT}): use smaller tiles "
+                "(lower-graph-to-tile{tile_elements=... matmul_m=... matmul_n=... matmul_k=...})"
+            )
         function = func.FuncOp(kernel.sym_name.data, (list(self.entry.arg_types), []), Region(self.entry))
         function.attributes["gpu.kernel"] = UnitAttr()
         function.attributes["gpu.block_size"] = IntegerAttr(self.block_size, i64)
+        function.attributes["gpu.shared_bytes"] = IntegerAttr(self.shared_bytes, i64)
+        function.attributes["gpu.barriers"] = IntegerAttr(self.barrier_count, i64)
+        if self.status_argument is not None:
+            function.attributes["gpu.status"] = UnitAttr()
+            function.attributes["tile.error"] = StringAttr("; ".join(self.error_messages))
         self.carry_kernel_attributes(function)
         return function
+
+    def lower_region(self, block: Block) -> None:
+        """The ops of a kernel or loop body (up to its terminator); stores are deferred to
+        the next op with effects so that stores of one tile position share a loop."""
+        for op in block.ops:
+            if isinstance(op, tile.ReturnOp | scf.YieldOp):
+                break
+            if not isinstance(op, DEFERRABLE):
+                self.flush_stores()
+            self.lower_op(op)
+        self.flush_stores()
 
     def lower_op(self, op: Operation) -> None:
         handler = GPU_LOWERINGS.get(type(op))
@@ -183,9 +396,20 @@ class GpuKernelLowering(KernelLowering):
         else:
             super().lower_op(op)
 
+    def status_word(self) -> SSAValue:
+        """The kernel's status word in global memory (a trailing argument), made on first use."""
+        if self.status_argument is None:
+            self.status_argument = self.entry.insert_arg(MemRefType(i32, [1]), len(self.entry.args))
+            self.status_argument.name_hint = "status"
+        return self.status_argument
+
+    # -- tiles ------------------------------------------------------------------------------
+
     def read(self, value: Tile, indices) -> SSAValue:
-        """Each load and map body once per element (a map read by two stores or twice in
-        one expression is not recomputed)."""
+        if isinstance(value, BufferTile) and self.is_shared(value.buffer):
+            self.note_read(value.buffer, indices)
+        elif isinstance(value, LoadedTile) and value.buffer in self.ordered_buffers:
+            self.note_read(value.buffer, ())
         if not isinstance(value, LoadedTile | MappedTile):
             return super().read(value, indices)
         key = (id(value), tuple(indices))
@@ -193,103 +417,136 @@ class GpuKernelLowering(KernelLowering):
             self.element_cache[key] = super().read(value, indices)
         return self.element_cache[key]
 
-    def emit_stores(self) -> None:
+    def materialize(self, value: Tile, shape: Sequence[int], element_type) -> BufferTile:
+        buffer = self.shared_alloca(shape, element_type)
+        self.copy_into(value, buffer, value.extents)
+        return BufferTile(buffer, value.extents)
+
+    def copy_into(self, value: Tile, buffer: SSAValue, extents: Sequence[SSAValue]) -> None:
+        def copy(indices: list[SSAValue]) -> None:
+            element = self.read(value, indices)
+            self.note_write(buffer, indices)
+            self.emit(memref.StoreOp.get(element, buffer, indices))
+
+        self.thread_loop(buffer.type.get_shape(), extents, copy)
+
+    def emit_alloca(self, shape: Sequence[int], element_type) -> SSAValue:
+        return self.shared_alloca(shape, element_type)
+
+    # -- stores -----------------------------------------------------------------------------
+
+    def flush_stores(self) -> None:
         groups: dict[tuple, list[tuple[tile.StoreViewTkoOp, Partition, Tile]]] = {}
         for store in self.pending_stores:
             op, partition, _ = store
             key = (partition.tile_shape, tuple(partition.view.get_shape()), tuple(op.indices))
             groups.setdefault(key, []).append(store)
+        self.pending_stores = []
         for stores in groups.values():
-            self.emit_store_group(stores)
+            self.store_group(stores)
 
-    def emit_store_group(self, stores) -> None:
+    def store_group(self, stores) -> None:
         first_op, partition, _ = stores[0]
-        origin = self.origin(partition, first_op.indices)
-        extents = self.valid_extents(partition, origin)
-        store_origins = [self.origin(part, op.indices) for op, part, _ in stores]
-        shape = partition.tile_shape
-        loop = Block(arg_types=[IndexType()])
-        outer, self.cursor = self.cursor, loop
-        # Row-major delinearization by the static tile shape: last axis fastest.
-        rest, indices = loop.args[0], []
-        for axis in reversed(range(len(shape))):
-            if axis == 0:
-                indices.insert(0, rest)
-            else:
-                size = self.index(shape[axis])
-                indices.insert(0, self.emit(arith.RemUIOp(rest, size)))
-                rest = self.emit(arith.DivUIOp(rest, size))
-        inside = None
-        for axis, (index, extent) in enumerate(zip(indices, extents)):
-            full = partition.view.get_shape()[axis] % shape[axis] == 0
-            if not full:
-                check = self.emit(arith.CmpiOp(index, extent, "ult"))
-                inside = check if inside is None else self.emit(arith.AndIOp(inside, check))
-        if inside is not None:
-            guarded = Block()
-            self.emit(scf.IfOp(inside, [], Region(guarded)))
-            self.cursor = guarded
-        self.element_cache = {}
-        values = [self.read(value, indices) for _, _, value in stores]
-        for (_, part, _), element, store_origin in zip(stores, values, store_origins):
-            offset = self.element_offset(part.view, store_origin, indices)
-            self.emit(memref.StoreOp.get(element, part.buffer, [offset]))
-        self.element_cache = {}
-        if inside is not None:
-            self.emit(scf.YieldOp())
-        self.cursor = loop
-        self.emit(scf.YieldOp())
-        self.cursor = outer
-        count = self.index(prod(shape))
-        self.emit(scf.ForOp(self.thread, count, self.threads, [], Region(loop)))
+        extents = self.valid_extents(partition, self.origin(partition, first_op.indices))
+        origins = [self.origin(part, op.indices) for op, part, _ in stores]
+
+        def store_all(indices: list[SSAValue]) -> None:
+            values = [self.read(value, indices) for _, _, value in stores]
+            for (op, part, _), element, origin in zip(stores, values, origins):
+                offset = self.element_offset(part.view, origin, indices)
+                if part.buffer in self.ordered_buffers or op.result_token in self.store_tokens:
+                    self.note_write(part.buffer, indices)
+                self.emit(memref.StoreOp.get(element, part.buffer, [offset]))
+
+        self.thread_loop(partition.tile_shape, extents, store_all)
 
 
 def _deferred_store(k: GpuKernelLowering, op: tile.StoreViewTkoOp) -> None:
     partition: Partition = k.values[op.view]
     k.pending_stores.append((op, partition, k.tile_of(op.tile)))
     k.values[op.result_token] = None
+    k.store_tokens.add(op.result_token)
 
 
 def _lazy_map(k: GpuKernelLowering, op: tile.MapOp) -> None:
-    """Never materialized: the per-element cache shares a map read twice."""
+    """Never materialized: a map read twice in one thread loop is evaluated once per element."""
     inputs = [k.tile_of(v) for v in op.inputs]
-    k.values[op.result] = MappedTile(op, inputs, [])
+    extents = inputs[0].extents if inputs else [k.index(d) for d in op.result.type.get_shape()]
+    for other in inputs[1:]:
+        extents = [a if same_extent(a, b) else k.emit(arith.MinSIOp(a, b)) for a, b in zip(extents, other.extents)]
+    k.values[op.result] = MappedTile(op, inputs, extents)
 
 
-GPU_LOWERINGS = {
+def _ordered_load(k: GpuKernelLowering, op: tile.LoadViewTkoOp) -> None:
+    """A load ordered after a store of this kernel (its token comes from one) reads memory
+    other threads may have written: its buffer joins the barrier bookkeeping."""
+    LOWERINGS[tile.LoadViewTkoOp](k, op)
+    if op.token in k.store_tokens:
+        k.ordered_buffers.add(k.values[op.result].buffer)
+
+
+def _join(k: GpuKernelLowering, op: token.JoinOp) -> None:
+    k.values[op.result] = None
+    if any(t in k.store_tokens for t in op.tokens):
+        k.store_tokens.add(op.result)
+
+
+GPU_LOWERINGS: dict[type[Operation], Callable[[GpuKernelLowering, Operation], None]] = {
     tile.StoreViewTkoOp: _deferred_store,
     tile.MapOp: _lazy_map,
+    tile.LoadViewTkoOp: _ordered_load,
+    token.JoinOp: _join,
 }
-assert all(op in LOWERINGS for op in ELEMENTWISE_OPS)
+"""GPU-specific lowerings; reductions, mma, checks and loops are added by tile_to_gpu_ops."""
+
+DEFERRABLE = (
+    tile.StoreViewTkoOp, tile.MapOp, tile.LoadViewTkoOp, tile.BroadcastOp, tile.IotaOp,
+    tile.GatherOp, tile.MakeTensorViewOp, tile.MakePartitionViewOp, tile.ProgramIdOp,
+    token.MakeOp, token.JoinOp, arith.ConstantOp,
+)  # fmt: skip
+"""Ops that neither touch memory nor materialize a tile: pending stores may move past them."""
+
+
+def intrinsic_declarations(intrinsics: dict[str, tuple]) -> list[func.FuncOp]:
+    return [
+        func.FuncOp(name, (list(inputs), list(outputs)), Region(), visibility="private")
+        for name, (inputs, outputs) in sorted(intrinsics.items())
+    ]
 
 
 @dataclass(frozen=True)
 class LowerTileToGpuPass(ModulePass):
-    """Replace every (elementwise) tile.kernel by a GPU kernel function (see module docstring)."""
+    """Replace every tile.kernel by a GPU kernel function (see module docstring)."""
 
     name = "lower-tile-to-gpu"
 
     block_size: int = DEFAULT_BLOCK_SIZE
+    barriers: str = "tracked"
+    """"tracked" (from access dependencies) or "naive" (around every shared write)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.block_size < 32 or self.block_size > 1024 or self.block_size % 32:
+        if self.block_size < WARP or self.block_size > 1024 or self.block_size & (self.block_size - 1):
             raise StrataError(
-                f"lower-tile-to-gpu: block_size must be a multiple of 32 in [32, 1024], got {self.block_size}"
+                f"lower-tile-to-gpu: block_size must be a power of two in [32, 1024], got {self.block_size}"
             )
-        kernels = [k for k in op.ops if isinstance(k, tile.KernelOp)]
-        for kernel in kernels:
-            check_elementwise(kernel)
-        if kernels and not any(
-            isinstance(f, func.FuncOp) and f.sym_name.data.startswith(SREG_PREFIX) for f in op.ops
-        ):
-            for declaration in special_register_declarations():
-                op.body.block.add_op(declaration)
-        for kernel in kernels:
-            function = GpuKernelLowering(kernel, self.block_size).lower()
+        if self.barriers not in ("tracked", "naive"):
+            raise StrataError(f"lower-tile-to-gpu: barriers must be 'tracked' or 'naive', got '{self.barriers}'")
+        declared = {f.sym_name.data for f in op.ops if isinstance(f, func.FuncOp)}
+        needed: dict[str, tuple] = {}
+        for kernel in [k for k in op.ops if isinstance(k, tile.KernelOp)]:
+            lowering = GpuKernelLowering(kernel, self.block_size, self.barriers == "naive")
+            function = lowering.lower()
+            needed.update(lowering.intrinsics)
             op.body.block.insert_op_after(function, kernel)
             op.body.block.erase_op(kernel)
+        for declaration in intrinsic_declarations({n: t for n, t in needed.items() if n not in declared}):
+            op.body.block.add_op(declaration)
 
 
 def gpu_kernels(module: ModuleOp) -> list[func.FuncOp]:
     """The GPU kernel functions of a lowered module (they carry gpu.kernel)."""
     return [f for f in module.ops if isinstance(f, func.FuncOp) and "gpu.kernel" in f.attributes]
+
+
+# Reductions, mma, checks and loops register themselves in GPU_LOWERINGS.
+import strata.lowering.tile_to_gpu_ops  # noqa: E402, F401

@@ -14,13 +14,21 @@ launches each kernel with grid = the tile grid (one block per tile) and the kern
 size (256 threads), and copies the results back (synchronous, on the default stream).
 `launch()` runs only the kernels, on the inputs already on the device (benchmarks).
 
+Inputs may also be device arrays: any object with `__cuda_array_interface__` (torch CUDA
+tensors, CuPy, Numba device arrays), C-contiguous, of the argument's shape and dtype, is
+read in place (zero copy: its pointer goes into the launch arguments). `run_on_device`
+returns the results as Numba device arrays (views of the arenas, valid until the next call).
+
+Kernels with range checks (embedding ids, cross-entropy labels) write 1 into a status word
+on failure; after the kernels finish, a set status raises ExecutionError with the kernel's
+message (and is cleared, so the executable stays usable).
+
 Launching: Numba's `driver.launch_kernel` where it exists (numba's bundled CUDA target),
 else `cuda.bindings.driver.cuLaunchKernel` on the function handle (numba-cuda), else
 `cuda.core.launch` (../shared/notes/gpu-path.md).
 
-Only elementwise programs are on the GPU so far (lowering/tile_to_gpu.py); others raise a
-StrataError at construction. Without a usable GPU/driver the constructor raises a
-StrataError (`numba.cuda.is_available()` is False).
+Without a usable GPU/driver the constructor raises a StrataError
+(`numba.cuda.is_available()` is False).
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from strata.dialects import tile
-from strata.errors import StrataError, TargetUnavailableError
+from strata.errors import ExecutionError, InputError, StrataError, TargetUnavailableError
 from strata.lowering.loops_to_nvvm import ARCHES, module_to_ptx
 from strata.lowering.tile_to_gpu import DEFAULT_BLOCK_SIZE, GPU_PIPELINE_STEPS, gpu_kernels
 from strata.pipelines import run_pipeline
@@ -96,14 +104,17 @@ class _Launcher:
                 cu = None
             self.cu = cu
 
-    def arguments(self, pointers: list[int], begin: int, end: int):
+    def arguments(self, pointers: list[int], begin: int, end: int, status: int | None = None):
         values = [*pointers, begin, end]
         types = [ctypes.c_void_p] * len(pointers) + [ctypes.c_int64, ctypes.c_int64]
+        if status is not None:
+            values.append(status)
+            types.append(ctypes.c_void_p)
         if self.numba_launch is not None:
             return [t(v) for t, v in zip(types, values)]
         if self.cu is not None:
             return (tuple(values), tuple(types))
-        return [np.uint64(p) for p in pointers] + [np.int64(begin), np.int64(end)]  # pragma: no cover
+        return [np.uint64(v) if t is ctypes.c_void_p else np.int64(v) for t, v in zip(types, values)]  # pragma: no cover
 
     def __call__(self, function, grid: int, block: int, arguments) -> None:
         if self.numba_launch is not None:
@@ -159,6 +170,8 @@ class CudaExecutable:
             dtype = numpy_dtype(t.element_type)
             self.inputs.append(cuda.device_array(max(1, math.prod(t.get_shape())), dtype=dtype))
         self.storage = list(self.inputs)
+        self.status = cuda.to_device(np.zeros(1, np.int32))
+        self.checks: list[str] = []
         launches = []
         for op in block.ops:
             if isinstance(op, tile.BufferOp):
@@ -171,14 +184,23 @@ class CudaExecutable:
                 size = kernel.attributes.get("gpu.block_size")
                 threads = size.value.data if size is not None else DEFAULT_BLOCK_SIZE
                 function = self.cuda_module.get_function(name)
-                launches.append((name, function, grid, threads, [slots[a] for a in op.args]))
+                checked = "gpu.status" in kernel.attributes
+                if checked:
+                    self.checks.append(kernel.attributes["tile.error"].data)
+                launches.append((name, function, grid, threads, [slots[a] for a in op.args], checked))
             elif isinstance(op, func.ReturnOp):
                 self.results = [slots[v] for v in op.arguments]
-        pointers = [a.device_ctypes_pointer.value or 0 for a in self.storage]
+        self.pointers = [a.device_ctypes_pointer.value or 0 for a in self.storage]
+        self.bound_launches = launches
+        self._build_arguments()
+
+    def _build_arguments(self) -> None:
+        status = self.status.device_ctypes_pointer.value
         self.launches = [
-            (name, function, grid, threads, self.launcher.arguments([pointers[b] for b in buffers], 0, grid))
-            for name, function, grid, threads, buffers in launches
-        ]
+            (name, function, grid, threads,
+             self.launcher.arguments([self.pointers[b] for b in buffers], 0, grid, status if checked else None))
+            for name, function, grid, threads, buffers, checked in self.bound_launches
+        ]  # fmt: skip
 
     def _planned_view(self, op: tile.BufferOp):
         dtype = numpy_dtype(op.result.type.element_type)
@@ -189,18 +211,67 @@ class CudaExecutable:
         return view
 
     def set_inputs(self, *args: object) -> None:
-        for device, array in zip(self.inputs, check_inputs(self.signature, args)):
+        expected = self.signature.function_type.inputs.data
+        on_device = [hasattr(a, "__cuda_array_interface__") for a in args]
+        placeholders = [
+            np.lib.stride_tricks.as_strided(np.zeros(1, numpy_dtype(t.element_type)), tuple(t.get_shape()), [0] * t.get_num_dims())
+            if device else arg
+            for arg, t, device in zip(args, expected, on_device)
+        ]  # fmt: skip
+        arrays = check_inputs(self.signature, placeholders if len(args) == len(expected) else args)
+        pointers = list(self.pointers)
+        for i, (arg, array, t) in enumerate(zip(args, arrays, expected)):
+            if on_device[i]:
+                pointers[i] = self._device_pointer(i, arg, t)
+                continue
+            pointers[i] = self.inputs[i].device_ctypes_pointer.value or 0
             flat = np.ascontiguousarray(array).reshape(-1)
             if flat.size:
-                device.copy_to_device(flat)
+                self.inputs[i].copy_to_device(flat)
+        if pointers != self.pointers:
+            self.pointers = pointers
+            self._build_arguments()
+
+    def _device_pointer(self, index: int, arg, t) -> int:
+        """The device pointer of a `__cuda_array_interface__` argument, checked against `t`."""
+        interface = arg.__cuda_array_interface__
+        shape, dtype = tuple(interface["shape"]), np.dtype(interface["typestr"])
+        want_shape, want_dtype = tuple(t.get_shape()), numpy_dtype(t.element_type)
+        strides = interface.get("strides")
+        contiguous = strides is None or tuple(strides) == tuple(
+            dtype.itemsize * math.prod(shape[i + 1 :]) for i in range(len(shape))
+        )
+        if shape != want_shape or dtype != want_dtype or not contiguous:
+            raise InputError(
+                f"@{self.signature.sym_name.data} argument {index}: expected a C-contiguous device array "
+                f"of {t}, got shape {shape}, dtype {dtype}{'' if contiguous else ', strided'}"
+            )
+        return int(interface["data"][0])
 
     def launch(self) -> None:
         """Run every kernel on the inputs already on the device (no copies, no sync)."""
         for _, function, grid, threads, arguments in self.launches:
             self.launcher(function, grid, threads, arguments)
 
-    def get_results(self) -> tuple[np.ndarray, ...]:
+    def check_status(self) -> None:
+        """Synchronize; raise ExecutionError if a range check failed (and clear it)."""
         self.cuda.synchronize()
+        if self.checks and self.status.copy_to_host()[0]:
+            self.status.copy_to_device(np.zeros(1, np.int32))
+            raise ExecutionError("; ".join(dict.fromkeys(self.checks)))
+
+    def run_on_device(self, *args: object) -> tuple:
+        """Run on inputs (numpy or device arrays); the results stay on the device."""
+        self.set_inputs(*args)
+        self.launch()
+        self.check_status()
+        return tuple(
+            self.storage[slot][: max(1, math.prod(t.get_shape()))].reshape(tuple(t.get_shape()))
+            for slot, t in zip(self.results, self.signature.function_type.outputs.data)
+        )
+
+    def get_results(self) -> tuple[np.ndarray, ...]:
+        self.check_status()
         outputs = []
         for slot, t in zip(self.results, self.signature.function_type.outputs.data):
             shape = tuple(t.get_shape())

@@ -16,13 +16,14 @@ import strata
 from strata.check import compare
 from strata.runtime.dtypes import NUMPY_DTYPES
 
+from targets import compile_for_test
 from programs import random_array, single_op
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def check_against_reference(text: str, inputs) -> None:
-    got = strata.compile(text, target="cpu")(*inputs)
+    got = compile_for_test(text)(*inputs)
     want = strata.interpret(text, *inputs)
     for comparison, g, w in zip(compare(got, want), got, want):
         assert g.dtype == w.dtype and g.shape == w.shape
@@ -200,7 +201,7 @@ def test_transformer_block_example():
 
 def test_inputs_are_validated_and_outputs_are_copies():
     text = single_op("graph.exp", [((4,), "f32")], ((4,), "f32"))
-    exe = strata.compile(text, target="cpu")
+    exe = compile_for_test(text)
     with pytest.raises(strata.InputError, match="arg0"):
         exe(np.zeros((5,), np.float32))
     with pytest.raises(strata.InputError, match="arg0"):
@@ -288,7 +289,7 @@ def test_embedding(ids_shape, ids_dtype, width):
 @pytest.mark.parametrize("bad", [-1, 11, 10**9])
 def test_embedding_out_of_range_is_an_error_not_a_wild_read(bad):
     text = single_op("graph.embedding", [((11, 4), "f32"), ((5,), "i64")], ((5, 4), "f32"))
-    exe = strata.compile(text, target="cpu")
+    exe = compile_for_test(text)
     ids = np.array([0, 3, bad, 1, 2], dtype=np.int64)
     with pytest.raises(strata.ExecutionError, match=r"'graph.embedding': an id is outside \[0, 11\)"):
         exe(np.zeros((11, 4), np.float32), ids)
@@ -302,7 +303,7 @@ def test_embedding_out_of_range_is_an_error_not_a_wild_read(bad):
 def test_dropout_matches_reference_bit_for_bit(shape, p, seed):
     text = single_op("graph.dropout", [(shape, "f32")], (shape, "f32"), f"p = {p!r} : f64, seed = {seed} : i64")
     x = np.random.default_rng(10).standard_normal(shape).astype(np.float32)
-    (got,) = strata.compile(text, target="cpu")(x)
+    (got,) = compile_for_test(text)(x)
     (want,) = strata.interpret(text, x)
     np.testing.assert_array_equal(got, want)
 
@@ -319,7 +320,7 @@ def test_cross_entropy(n, classes, label_dtype, dtype):
 def test_cross_entropy_bad_label_is_an_error():
     text = single_op("graph.cross_entropy", [((3, 4), "f32"), ((3,), "i64")], ((), "f32"))
     with pytest.raises(strata.ExecutionError, match=r"'graph.cross_entropy': a label is outside \[0, 4\)"):
-        strata.compile(text, target="cpu")(np.zeros((3, 4), np.float32), np.array([0, 4, 1]))
+        compile_for_test(text)(np.zeros((3, 4), np.float32), np.array([0, 4, 1]))
 
 
 def test_expanded_f32_math_accuracy():
@@ -333,7 +334,7 @@ def test_expanded_f32_math_accuracy():
     ])  # fmt: skip
     rng = np.random.default_rng(12)
     x = np.concatenate([np.linspace(-110, 95, 30000), rng.standard_normal(30000) * 3, [np.nan, np.inf, -np.inf]]).astype(np.float32)
-    got = strata.compile(text, target="cpu")(x)
+    got = compile_for_test(text)(x)
     want = strata.interpret(text, x)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.isnan(g), np.isnan(w))

@@ -14,6 +14,7 @@ from strata.ir import parse_module
 from strata.pipelines import run_pipeline
 from xdsl.ir import Operation
 from strata.runtime.dtypes import tensor_dtype
+from targets import compile_for_test
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 UNARY = [ops.exp, ops.tanh, ops.sigmoid, ops.neg, ops.abs, ops.relu, ops.silu, ops.erf, ops.gelu]
@@ -57,12 +58,12 @@ def test_random_dags_fused_match_unfused(seed):
     want = strata.interpret(text, *args)
     for comparison in compare(strata.interpret(fused, *args), want):
         assert comparison.max_abs == 0.0, comparison
-    for comparison in compare(strata.compile(text, target="cpu")(*args), want):
+    for comparison in compare(compile_for_test(text)(*args), want):
         assert comparison.ok, comparison
 
 
 def kernel_count(text: str) -> int:
-    exe = strata.compile(text, target="cpu")
+    exe = compile_for_test(text)
     return sum(1 for op in exe.module.walk() if op.name == "tile.launch")
 
 
@@ -93,7 +94,7 @@ def test_matmul_epilogue_and_absorbed_transpose_match_reference():
     text = str(g.build())
     rng = np.random.default_rng(3)
     args = [rng.standard_normal(s).astype(np.float32) * 0.3 for s in [(2, 17, 12), (12, 24), (24,)]]
-    got = strata.compile(text, target="cpu")(*args)
+    got = compile_for_test(text)(*args)
     for comparison in compare(got, strata.interpret(text, *args)):
         assert comparison.ok, comparison
     assert kernel_count(text) == 3  # x @ w epilogue, the slice, scores with its epilogue
@@ -117,7 +118,7 @@ def test_fuse_patterns_keep_numerics(seed):
     want = strata.interpret(text, *args)
     for comparison in compare(strata.interpret(folded, *args), want):
         assert comparison.ok, comparison
-    for comparison in compare(strata.compile(text, target="cpu")(*args), want):
+    for comparison in compare(compile_for_test(text)(*args), want):
         assert comparison.ok, comparison
 
 
@@ -170,7 +171,7 @@ def test_row_kernels_with_prologue_and_epilogue(row_op, dtype, shape):
     rng = np.random.default_rng(5)
     function = parse_module(text).body.block.first_op
     args = [rng.standard_normal(t.get_shape()).astype(tensor_dtype(t)) for t in function.function_type.inputs.data]
-    for comparison in compare(strata.compile(text, target="cpu")(*args), strata.interpret(text, *args)):
+    for comparison in compare(compile_for_test(text)(*args), strata.interpret(text, *args)):
         assert comparison.ok, comparison
 
 

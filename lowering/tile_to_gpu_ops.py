@@ -1,0 +1,351 @@
+"""lower-tile-to-gpu for the ops whose threads cooperate: tile.reduce (warp shuffles),
+tile.mma (shared operands, register micro-tiles), tile.check (status word) and scf.for
+(loop-carried tiles in shared memory). See tile_to_gpu's module docstring for the design.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import prod
+
+from xdsl.dialects import arith, math, memref, scf
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    i32,
+    i64,
+)
+from xdsl.ir import Block, Region, SSAValue
+
+from strata.dialects import tile, token
+from strata.dialects.graph_base import is_float
+from strata.errors import StrataError
+from strata.lowering.tile_builder import next_power_of_two
+from strata.lowering.tile_to_gpu import GPU_LOWERINGS, NVVM_PREFIX, WARP, Accesses, GpuKernelLowering
+from strata.lowering.tile_to_loops import REASSOCIATE, REDUCTION_COMBINERS, BufferTile, Tile, static_value
+from strata.lowering.tile_to_loops_mma import _yielded_in_place
+
+FULL_MASK = -1
+SHUFFLE_CLAMP = WARP - 1
+SHUFFLES = {
+    Float32Type: (f"{NVVM_PREFIX}shfl.sync.bfly.f32", Float32Type()),
+    IntegerType: (f"{NVVM_PREFIX}shfl.sync.bfly.i32", i32),
+}
+
+
+def previous_power_of_two(n: int) -> int:
+    return 1 << (max(1, n).bit_length() - 1)
+
+
+def i32_constant(k: GpuKernelLowering, value: int) -> SSAValue:
+    return k.emit(arith.ConstantOp(IntegerAttr(value, i32)))
+
+
+def shuffle_xor(k: GpuKernelLowering, value: SSAValue, offset: int) -> SSAValue:
+    """The `value` of the lane `offset` away in butterfly order (shfl.sync.bfly, whole warp);
+    64-bit values travel as two 32-bit halves, f16 as f32."""
+    t = value.type
+    if isinstance(t, Float16Type):
+        wide = k.emit(arith.ExtFOp(value, Float32Type()))
+        return k.emit(arith.TruncFOp(shuffle_xor(k, wide, offset), t))
+    if isinstance(t, Float64Type):
+        bits = k.emit(arith.BitcastOp(value, i64))
+        return k.emit(arith.BitcastOp(shuffle_xor(k, bits, offset), t))
+    if isinstance(t, IntegerType) and t.width.data == 64:
+        low = k.emit(arith.TruncIOp(value, i32))
+        high = k.emit(arith.TruncIOp(k.emit(arith.ShRUIOp(value, k.emit(arith.ConstantOp(IntegerAttr(32, i64))))), i32))
+        low, high = (k.emit(arith.ExtUIOp(shuffle_xor(k, half, offset), i64)) for half in (low, high))
+        shifted = k.emit(arith.ShLIOp(high, k.emit(arith.ConstantOp(IntegerAttr(32, i64)))))
+        return k.emit(arith.OrIOp(shifted, low))
+    if isinstance(t, IntegerType) and t.width.data == 32 or isinstance(t, Float32Type):
+        name, type_ = SHUFFLES[type(t)]
+        args = [i32_constant(k, FULL_MASK), value, i32_constant(k, offset), i32_constant(k, SHUFFLE_CLAMP)]
+        return k.call(name, args, ((i32, type_, i32, i32), (type_,)))
+    raise StrataError(f"lower-tile-to-gpu: no warp shuffle for {t}")
+
+
+def identity(element_type, kind: str):
+    if is_float(element_type):
+        return FloatAttr({"sum": 0.0, "max": float("-inf"), "min": float("inf")}[kind], element_type)
+    width = element_type.width.data
+    return IntegerAttr({"sum": 0, "max": -(2 ** (width - 1)), "min": 2 ** (width - 1) - 1}[kind], element_type)
+
+
+def combiner(k: GpuKernelLowering, kind: str, element_type):
+    float_op, int_op = REDUCTION_COMBINERS[kind]
+    if is_float(element_type):
+        return lambda a, b: k.emit(float_op(a, b, REASSOCIATE))
+    return lambda a, b: k.emit(int_op(a, b))
+
+
+def delinearize(k: GpuKernelLowering, flat: SSAValue, shape: Sequence[int]) -> list[SSAValue]:
+    indices: list[SSAValue] = []
+    rest = flat
+    for axis in reversed(range(len(shape))):
+        if axis == 0:
+            indices.insert(0, rest)
+        else:
+            size = k.index(shape[axis])
+            indices.insert(0, k.emit(arith.RemUIOp(rest, size)))
+            rest = k.emit(arith.DivUIOp(rest, size))
+    return indices
+
+
+def conjunction(k: GpuKernelLowering, checks: Sequence[SSAValue]) -> SSAValue | None:
+    result = None
+    for check in checks:
+        result = check if result is None else k.emit(arith.AndIOp(result, check))
+    return result
+
+
+def if_then(k: GpuKernelLowering, condition: SSAValue | None, body) -> None:
+    if condition is None:
+        body()
+        return
+    block = Block()
+    k.emit(scf.IfOp(condition, [], Region(block)))
+    outer, k.cursor = k.cursor, block
+    body()
+    k.emit(scf.YieldOp())
+    k.cursor = outer
+
+
+def _reduce(k: GpuKernelLowering, op: tile.ReduceOp) -> None:
+    """Each output element gets a group of `lanes` threads: strided partial folds, then a
+    butterfly of warp shuffles; groups wider than a warp meet in a shared scratch row."""
+    source = k.tile_of(op.input)
+    in_shape = tuple(op.input.type.get_shape())
+    out_shape = tuple(op.result.type.get_shape())
+    axes = sorted({a % len(in_shape) for a in op.axes.get_values()})
+    element_type = op.result.type.element_type
+    kind = op.kind.data
+    outputs, reduced = prod(out_shape), prod(in_shape[a] for a in axes)
+    lanes = min(k.block_size, next_power_of_two(reduced), previous_power_of_two(k.block_size // outputs))
+    groups = k.block_size // lanes
+    buffer = k.shared_alloca(out_shape, element_type)
+    scratch = k.shared_alloca([k.block_size // WARP], element_type) if lanes > WARP else None
+    combine = combiner(k, kind, element_type)
+    kept_axes = [a for a in range(len(in_shape)) if a not in axes]
+
+    def per_thread() -> None:
+        base = k.cursor.args[0]
+        group = k.emit(arith.DivUIOp(k.thread, k.index(lanes)))
+        lane = k.emit(arith.RemUIOp(k.thread, k.index(lanes)))
+        output = k.add(base, group)
+        valid = [] if outputs % groups == 0 else [k.emit(arith.CmpiOp(output, k.index(outputs), "ult"))]
+        out_indices = delinearize(k, output, out_shape)
+        start = k.emit(arith.ConstantOp(identity(element_type, kind)))
+
+        def fold(r: SSAValue, partial: SSAValue) -> SSAValue:
+            reduced_indices = delinearize(k, r, [in_shape[a] for a in axes])
+            indices = [None] * len(in_shape)
+            for a, i in zip(axes, reduced_indices):
+                indices[a] = i
+            for a in kept_axes:
+                indices[a] = out_indices[a]
+            checks = list(valid)
+            for a, i in enumerate(indices):
+                if static_value(source.extents[a]) != in_shape[a]:
+                    checks.append(k.emit(arith.CmpiOp(i, source.extents[a], "ult")))
+            inside = conjunction(k, checks)
+            if inside is None:
+                return combine(partial, k.read(source, indices))
+            then_block, else_block = Block(), Block()
+            outer, k.cursor = k.cursor, then_block
+            k.emit(scf.YieldOp(k.read(source, indices)))
+            k.cursor = else_block
+            k.emit(scf.YieldOp(k.emit(arith.ConstantOp(identity(element_type, kind)))))
+            k.cursor = outer
+            element = k.emit(scf.IfOp(inside, [element_type], Region(then_block), Region(else_block)))
+            return combine(partial, element)
+
+        body = Block(arg_types=[IndexType(), element_type])
+        outer, k.cursor = k.cursor, body
+        k.emit(scf.YieldOp(fold(body.args[0], body.args[1])))
+        k.cursor = outer
+        partial = k.emit(scf.ForOp(lane, k.index(reduced), k.index(lanes), [start], Region(body)))
+        offset = min(lanes, WARP) // 2
+        while offset:
+            partial = combine(partial, shuffle_xor(k, partial, offset))
+            offset //= 2
+        if scratch is not None:
+            warp_lane = k.emit(arith.RemUIOp(k.thread, k.index(WARP)))
+            first_lane = k.emit(arith.CmpiOp(warp_lane, k.index(0), "eq"))
+            warp = k.emit(arith.DivUIOp(k.thread, k.index(WARP)))
+            if_then(k, first_lane, lambda: k.emit(memref.StoreOp.get(partial, scratch, [warp])))
+            k.barrier(settle=False)
+            warps = lanes // WARP
+            has_partial = k.emit(arith.CmpiOp(lane, k.index(warps), "ult"))
+            slot = k.add(k.mul(group, k.index(warps)), k.emit(arith.MinUIOp(lane, k.index(warps - 1))))
+            loaded = k.emit(memref.LoadOp.get(scratch, [slot]))
+            neutral = k.emit(arith.ConstantOp(identity(element_type, kind)))
+            partial = k.emit(arith.SelectOp(has_partial, loaded, neutral))
+            offset = warps // 2
+            while offset:
+                partial = combine(partial, shuffle_xor(k, partial, offset))
+                offset //= 2
+        leader = k.emit(arith.CmpiOp(lane, k.index(0), "eq"))
+        k.note_write(buffer, out_indices, None)
+        target = [k.index(0) if a in axes else i for a, i in enumerate(out_indices)]
+        if_then(k, conjunction(k, [leader, *valid]),
+                lambda: k.emit(memref.StoreOp.get(partial, buffer, target)))
+        if scratch is not None and outputs > groups:
+            k.barrier(settle=False)  # the scratch row is reused by the next round of outputs
+        k.emit(scf.YieldOp())
+
+    block, accesses = k.block_code(per_thread)
+    loop = scf.ForOp(k.index(0), k.index(outputs), k.index(groups), [], Region(block))
+    k.place(loop, accesses)
+    one = k.index(1)
+    k.values[op.result] = BufferTile(buffer, [one if a in axes else e for a, e in enumerate(source.extents)])
+
+
+def micro_tile(m: int, n: int, threads: int) -> tuple[int, int]:
+    """Rows x columns of the accumulator each thread owns (powers of two)."""
+    per_thread = max(1, (m * n) // threads)
+    rows = min(m, previous_power_of_two(int(per_thread**0.5)))
+    columns = min(n, per_thread // rows)
+    rows = min(m, max(1, per_thread // columns))
+    return rows, columns
+
+
+def in_shared(k: GpuKernelLowering, value: Tile, shape: Sequence[int], element_type) -> BufferTile:
+    if isinstance(value, BufferTile) and k.is_shared(value.buffer):
+        return value
+    return k.materialize(value, shape, element_type)
+
+
+def _mma(k: GpuKernelLowering, op: tile.MmaOp) -> None:
+    """acc += a @ b: a and b staged in shared memory, each thread accumulating its
+    micro-tile of acc in registers over the k loop with fma, then writing it back."""
+    a, b, acc = k.tile_of(op.a), k.tile_of(op.b), k.tile_of(op.acc)
+    acc_type = op.acc.type
+    shape = acc_type.get_shape()
+    lead = len(shape) - 2
+    element = acc_type.element_type
+    in_place = isinstance(acc, BufferTile) and acc is k.iter_buffers.get(op.acc) and _yielded_in_place(op)
+    target = acc if in_place else k.materialize(acc, shape, element)
+    m, kk, n = a.extents[-2], a.extents[-1], b.extents[-1]
+    a_shared = in_shared(k, a, op.a.type.get_shape(), op.a.type.element_type)
+    b_shared = in_shared(k, b, op.b.type.get_shape(), op.b.type.element_type)
+    rows, columns = shape[-2], shape[-1]
+    per_row, per_column = micro_tile(rows, columns, k.block_size)
+    thread_rows, thread_columns = rows // per_row, columns // per_column
+    owner = ("mma", tuple(shape), per_row, per_column)
+
+    def per_thread() -> None:
+        zeros = [k.index(0)] * lead
+        active = thread_rows * thread_columns
+        guard = None if active >= k.block_size else k.emit(arith.CmpiOp(k.thread, k.index(active), "ult"))
+
+        def compute() -> None:
+            ti = k.emit(arith.DivUIOp(k.thread, k.index(thread_columns)))
+            tj = k.emit(arith.RemUIOp(k.thread, k.index(thread_columns)))
+            row_indices = [k.add(ti, k.index(r * thread_rows)) for r in range(per_row)]
+            column_indices = [k.add(tj, k.index(c * thread_columns)) for c in range(per_column)]
+            cells = [(r, c) for r in row_indices for c in column_indices]
+            for r, c in cells:
+                k.note_read(target.buffer, [*zeros, r, c], owner)
+            start = [k.emit(memref.LoadOp.get(target.buffer, [*zeros, r, c])) for r, c in cells]
+            k.note_read(a_shared.buffer, (), None)
+            k.note_read(b_shared.buffer, (), None)
+
+            def step(kidx: SSAValue, sums: Sequence[SSAValue]) -> list[SSAValue]:
+                a_values = [widen(k, k.emit(memref.LoadOp.get(a_shared.buffer, [*zeros, r, kidx])), element) for r in row_indices]
+                b_values = [widen(k, k.emit(memref.LoadOp.get(b_shared.buffer, [*zeros, kidx, c])), element) for c in column_indices]
+                products = ((x, y) for x in a_values for y in b_values)
+                return [multiply_add(k, x, y, total) for (x, y), total in zip(products, sums)]
+
+            sums = k.loop_carrying(kk, start, step)
+            for (r, c), total in zip(cells, sums):
+                k.note_write(target.buffer, [*zeros, r, c], owner)
+                k.emit(memref.StoreOp.get(total, target.buffer, [*zeros, r, c]))
+
+        if_then(k, guard, compute)
+        k.emit(scf.YieldOp())
+
+    block, accesses = k.block_code(per_thread)
+    # Straight-line block code: a one-trip loop keeps it one op for `place`.
+    k.place(scf.ForOp(k.index(0), k.index(1), k.index(1), [], Region(block)), accesses)
+    k.values[op.result] = BufferTile(target.buffer, [*target.extents[:lead], m, n])
+
+
+def widen(k: GpuKernelLowering, value: SSAValue, element) -> SSAValue:
+    if value.type == element:
+        return value
+    return k.emit(arith.ExtFOp(value, element))
+
+
+def multiply_add(k: GpuKernelLowering, x: SSAValue, y: SSAValue, total: SSAValue) -> SSAValue:
+    if is_float(total.type):
+        return k.emit(math.FmaOp(x, y, total))
+    return k.emit(arith.AddiOp(total, k.emit(arith.MuliOp(x, y))))
+
+
+def _check(k: GpuKernelLowering, op: tile.CheckOp) -> None:
+    """A failed element stores 1 in the status word; no thread leaves early."""
+    failed = k.tile_of(op.failed)
+    status = k.status_word()
+    k.error_messages.append(op.message.data)
+
+    def check(indices: list[SSAValue]) -> None:
+        flag = k.read(failed, indices)
+        if_then(k, flag, lambda: k.emit(memref.StoreOp.get(i32_constant(k, 1), status, [k.index(0)])))
+
+    k.thread_loop(op.failed.type.get_shape(), failed.extents, check)
+
+
+def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
+    """A uniform loop: loop-carried tiles live in shared memory; a body that leaves shared
+    accesses pending ends with a barrier, so every iteration starts from a clean state."""
+    body = op.body.block
+    carried: list[BufferTile | None] = []
+    for init, arg, result in zip(op.iter_args, body.args[1:], op.results):
+        t = arg.type
+        if isinstance(t, token.TokenType):
+            k.values[arg] = k.values[result] = None
+            carried.append(None)
+            continue
+        if not isinstance(t, tile.TileType):
+            raise StrataError(
+                f"lower-tile-to-gpu: @{k.kernel.sym_name.data}: scf.for may only carry tiles and tokens, not {t}"
+            )
+        k.flush_stores()
+        buffer = k.materialize(k.tile_of(init), t.get_shape(), t.element_type)
+        k.values[arg] = k.iter_buffers[arg] = buffer
+        carried.append(buffer)
+    entry_state = k.pending.copy()
+    block = Block(arg_types=[IndexType()])
+    k.values[body.args[0]] = block.args[0]
+    outer, k.cursor = k.cursor, block
+    k.loop_heads.append((Accesses(), [True]))
+    k.lower_region(body)
+    for value, buffer in zip(body.last_op.operands, carried):
+        if buffer is None:
+            continue
+        produced = k.tile_of(value)
+        if not (isinstance(produced, BufferTile) and produced.buffer is buffer.buffer):
+            k.copy_into(produced, buffer.buffer, buffer.extents)
+    head, _ = k.loop_heads.pop()
+    if k.pending and (k.naive_barriers or k.pending.conflicts(head)):
+        k.barrier()
+    k.emit(scf.YieldOp())
+    k.cursor = outer
+    k.emit(scf.ForOp(k.values[op.lb], k.values[op.ub], k.values[op.step], [], Region(block)))
+    k.pending.merge(entry_state)  # a loop that runs no iteration leaves the entry state
+    for result, buffer in zip(op.results, carried):
+        if buffer is not None:
+            k.values[result] = buffer
+
+
+GPU_LOWERINGS.update({
+    tile.ReduceOp: _reduce,
+    tile.MmaOp: _mma,
+    tile.CheckOp: _check,
+    scf.ForOp: _for,
+})

@@ -1,0 +1,45 @@
+"""Which backend the op-by-op suites (test_cpu.py, test_fusion.py) compile for.
+
+STRATA_TEST_TARGET=cpu (default) runs them on the CPU. =ptx also lowers each program for
+the GPU, compiles it to PTX with libNVVM (which runs the barrier-safety check) and has
+`ptxas -arch=sm_90` accept it, then runs it on the CPU (CI: no GPU). =cuda runs them on the
+GPU (bash benchmarks/gpu_session.sh on a GPU machine).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+import strata
+
+TARGET = os.environ.get("STRATA_TEST_TARGET", "cpu")
+CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda-13.0")
+PTXAS = shutil.which("ptxas") or os.path.join(CUDA_HOME, "bin", "ptxas")
+
+
+def gpu_ptx(text: str, arch: str = "sm_90") -> str:
+    """The program's kernels as PTX (barrier-checked), accepted by ptxas for `arch`."""
+    from strata.lowering.loops_to_nvvm import module_to_ptx
+    from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS
+    from strata.pipelines import run_pipeline
+
+    module = strata.parse_module(text)
+    run_pipeline(module, GPU_PIPELINE_STEPS)
+    ptx = module_to_ptx(module, arch)[1]
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx") as f:
+        f.write(ptx)
+        f.flush()
+        result = subprocess.run([PTXAS, f"-arch={arch}", f.name, "-o", os.devnull], capture_output=True, text=True)
+    assert result.returncode == 0, f"ptxas -arch={arch} rejected the PTX:\n{result.stderr}\n{ptx}"
+    return ptx
+
+
+def compile_for_test(text: str, **options):
+    """strata.compile for the suite's target (see the module docstring)."""
+    if TARGET == "ptx":
+        gpu_ptx(text)
+        return strata.compile(text, target="cpu", **options)
+    return strata.compile(text, target=TARGET, **options)
