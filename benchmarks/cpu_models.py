@@ -76,7 +76,7 @@ def torch_block(torch, heads, x, ln1_g, ln1_b, w_q, w_k, w_v, w_o, ln2_g, ln2_b,
 
     h = F.layer_norm(x, (d_model,), ln1_g, ln1_b)
     q, k, v = (split_heads(h @ w) for w in (w_q, w_k, w_v))
-    future = torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1)
+    future = torch.triu(torch.ones(seq, seq, dtype=torch.bool, device=x.device), diagonal=1)
     scores = (q @ k.transpose(-1, -2) / math.sqrt(head)).masked_fill(future, -1e9)
     context = torch.softmax(scores, dim=-1) @ v
     x = x + context.permute(0, 2, 1, 3).reshape(batch, seq, d_model) @ w_o

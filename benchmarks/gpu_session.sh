@@ -15,13 +15,14 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 python3 -c "import llvmlite,numba,sys;print('python',sys.version.split()[0],'llvmlite',llvmlite.__version__,'numba',numba.__version__)"
 python3 -m pip show numba-cuda cuda-bindings cuda-core torch 2>/dev/null | grep -E "^(Name|Version)"
 has() { [[ " $STAGES " == *" $1 "* ]]; }
+XDIST=""; python3 -c "import xdist" 2>/dev/null && XDIST="-n 8"
 if has tests; then
   echo "== tests/test_gpu.py"
-  python3 -P -m pytest -q -p no:cacheprovider -n 8 tests/test_gpu.py -rfs 2>&1 | tee $OUT/pytest-gpu.log | tail -25
+  python3 -P -m pytest -q -p no:cacheprovider $XDIST tests/test_gpu.py -rfs 2>&1 | tee $OUT/pytest-gpu.log | tail -25
 fi
 if has suites; then
   echo "== op suites on the GPU (STRATA_TEST_TARGET=cuda)"
-  STRATA_TEST_TARGET=cuda python3 -P -m pytest -q -p no:cacheprovider -n 8 tests/test_cpu.py tests/test_fusion.py -rf 2>&1 | tee $OUT/pytest-suites.log | tail -40
+  STRATA_TEST_TARGET=cuda python3 -P -m pytest -q -p no:cacheprovider $XDIST tests/test_cpu.py tests/test_fusion.py -rf 2>&1 | tee $OUT/pytest-suites.log | tail -40
 fi
 if has sanitizers; then
   for program in benchmarks/inputs/*.mlir; do

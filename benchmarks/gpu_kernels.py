@@ -1,0 +1,143 @@
+"""GPU kernels and model forwards: Strata (target cuda) vs PyTorch eager, same card, same run.
+
+    python benchmarks/gpu_kernels.py [--repeat 30] [--json out.json] [--only rows matmul models]
+
+- rows: softmax and layernorm over the last axis (f32), also as GB/s (read + write once);
+- matmul: f32 square matmuls vs torch.matmul with TF32 off (CUDA cores, like Strata's);
+- models: the bundled MLP and the transformer block at the seed 001 configurations
+  (batch x seq x d_model from 1x16x64 to 4x128x256; heads = d_model / 32, ff = 4 d_model).
+
+Times are CUDA-event means over `repeat` runs on inputs already on the device (Strata:
+`CudaExecutable.launch`, every kernel of the program; PyTorch: the eager ops), after a
+result check against PyTorch. Ratio = t(torch) / t(strata): above 1, Strata is faster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+SEED_001_BLOCKS = [(1, 16, 64), (4, 16, 64), (1, 64, 128), (4, 64, 128), (1, 128, 256), (4, 128, 256)]
+
+
+def event_time(record, synchronize, elapsed, fn, repeat: int) -> float:
+    for _ in range(3):
+        fn()
+    synchronize()
+    start, end = record(), record()
+    start.record()
+    for _ in range(repeat):
+        fn()
+    end.record()
+    end.synchronize()
+    return elapsed(start, end) / 1e3 / repeat
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--repeat", type=int, default=30)
+    p.add_argument("--json")
+    p.add_argument("--only", nargs="+", default=["rows", "matmul", "models"])
+    args = p.parse_args(argv)
+
+    import torch
+    from numba import cuda
+
+    import strata
+    from cpu_models import input_shapes, torch_block, torch_mlp
+    from strata import ops
+    from strata.runtime.cuda import CudaExecutable
+    from transformer_block import build_transformer_block
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    name = torch.cuda.get_device_name()
+    print(f"device: {name}; torch {torch.__version__} (TF32 off)")
+
+    def strata_time(exe) -> float:
+        return event_time(cuda.event, cuda.synchronize, cuda.event_elapsed_time, exe.launch, args.repeat)
+
+    def torch_time(fn) -> float:
+        return event_time(lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize,
+                          lambda a, b: a.elapsed_time(b), fn, args.repeat)
+
+    def compare(exe, inputs, torch_fn, rtol=1e-3, atol=1e-4) -> float:
+        tensors = [torch.from_numpy(a).cuda() for a in inputs]
+        got = exe(*inputs)[0]
+        want = torch_fn(*tensors).float().cpu().numpy()
+        error = float(np.max(np.abs(got - want)))
+        if not np.allclose(got, want, rtol=rtol, atol=atol):
+            raise SystemExit(f"result mismatch: max |Δ| = {error}")
+        exe.set_inputs(*inputs)
+        return error, tensors
+
+    rows = []
+
+    def report(group, label, strata_s, torch_s, extra=""):
+        ratio = torch_s / strata_s
+        rows.append({"group": group, "case": label, "strata_ms": strata_s * 1e3, "torch_ms": torch_s * 1e3,
+                     "torch_over_strata": ratio, "extra": extra})
+        print(f"{group:7} {label:44} strata {strata_s * 1e3:9.4f} ms  torch {torch_s * 1e3:9.4f} ms  "
+              f"t(torch)/t(strata) {ratio:5.2f}  {extra}")
+
+    rng = np.random.default_rng(0)
+    if "rows" in args.only:
+        F = torch.nn.functional
+        for shape in [(4096, 1024), (512, 4096), (32768, 128)]:
+            x = rng.standard_normal(shape, dtype=np.float32)
+            g = strata.Graph("softmax")
+            g.output(ops.softmax(g.input("x", shape)))
+            exe = CudaExecutable(g.build())
+            _, (tx,) = compare(exe, [x], lambda t: torch.softmax(t, -1))
+            s, t = strata_time(exe), torch_time(lambda: torch.softmax(tx, -1))
+            report("rows", f"softmax {shape[0]}x{shape[1]}", s, t, f"{8 * x.size / s / 1e9:.0f} GB/s")
+            gamma = rng.standard_normal(shape[1:], dtype=np.float32)
+            beta = rng.standard_normal(shape[1:], dtype=np.float32)
+            g = strata.Graph("layernorm")
+            g.output(ops.layernorm(g.input("x", shape), g.input("g", shape[1:]), g.input("b", shape[1:])))
+            exe = CudaExecutable(g.build())
+            _, (tx, tg, tb) = compare(exe, [x, gamma, beta], lambda a, b, c: F.layer_norm(a, shape[1:], b, c))
+            s, t = strata_time(exe), torch_time(lambda: F.layer_norm(tx, shape[1:], tg, tb))
+            report("rows", f"layernorm {shape[0]}x{shape[1]}", s, t, f"{8 * x.size / s / 1e9:.0f} GB/s")
+    if "matmul" in args.only:
+        for n in (512, 1024, 2048, 4096):
+            a = rng.standard_normal((n, n), dtype=np.float32)
+            b = rng.standard_normal((n, n), dtype=np.float32)
+            g = strata.Graph("matmul")
+            g.output(g.input("a", (n, n)) @ g.input("b", (n, n)))
+            exe = CudaExecutable(g.build())
+            _, (ta, tb) = compare(exe, [a, b], torch.matmul, rtol=1e-3, atol=1e-2)
+            s, t = strata_time(exe), torch_time(lambda: torch.matmul(ta, tb))
+            report("matmul", f"f32 {n}^3", s, t, f"strata {2 * n**3 / s / 1e12:.1f} TFLOP/s, "
+                   f"torch {2 * n**3 / t / 1e12:.1f} TFLOP/s")
+    if "models" in args.only:
+        programs = [("mlp.mlir 32x512", (ROOT / "examples" / "mlp.mlir").read_text(), torch_mlp)]
+        for batch, seq, d_model in SEED_001_BLOCKS:
+            heads = d_model // 32
+            block = build_transformer_block(batch=batch, seq=seq, d_model=d_model, heads=heads, d_ff=4 * d_model)
+            programs.append((f"transformer block {batch}x{seq}x{d_model}, {heads} heads", block.build(),
+                             lambda torch_, *a, heads=heads: torch_block(torch_, heads, *a)))
+        for label, program, torch_fn in programs:
+            inputs = [rng.standard_normal(s, dtype=np.float32) * (1.0 if i == 0 else 0.1)
+                      for i, s in enumerate(input_shapes(program))]
+            exe = CudaExecutable(strata.parse_module(program) if isinstance(program, str) else program)
+            with torch.no_grad():
+                _, tensors = compare(exe, inputs, lambda *t: torch_fn(torch, *t), rtol=2e-3, atol=2e-3)
+                t = torch_time(lambda: torch_fn(torch, *tensors))
+            s = strata_time(exe)
+            report("models", label, s, t, f"{len(exe.launches)} kernels")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"device": name, "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
