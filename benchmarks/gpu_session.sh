@@ -34,7 +34,7 @@ if has sanitizers; then
 fi
 if has bench; then
   echo "== benchmarks"
-  python3 benchmarks/gpu_elementwise.py --json $OUT/bench-elementwise.json 2>&1 | tee $OUT/bench-elementwise.log
-  [ -f benchmarks/gpu_kernels.py ] && python3 benchmarks/gpu_kernels.py --json $OUT/bench-kernels.json 2>&1 | tee $OUT/bench-kernels.log
+  [ -z "$BENCH_ARGS" ] && python3 benchmarks/gpu_elementwise.py --json $OUT/bench-elementwise.json 2>&1 | tee $OUT/bench-elementwise.log
+  python3 benchmarks/gpu_kernels.py $BENCH_ARGS --json $OUT/bench-kernels.json 2>&1 | tee $OUT/bench-kernels.log
 fi
 true

@@ -339,10 +339,12 @@ class LowerGraphToTilePass(ModulePass):
     matmul_k: int = TileCostModel.matmul_k
     dot_k: int = TileCostModel.dot_k
     matmul_bytes: int = TileCostModel.matmul_bytes
+    matmul_min_tiles: int = TileCostModel.matmul_min_tiles
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         cost = TileCostModel(
-            self.tile_elements, self.matmul_m, self.matmul_n, self.matmul_k, self.dot_k, self.matmul_bytes
+            self.tile_elements, self.matmul_m, self.matmul_n, self.matmul_k, self.dot_k, self.matmul_bytes,
+            self.matmul_min_tiles,
         )
         for function in [f for f in op.ops if is_graph_function(f)]:
             program = lower_function(function, op, cost)

@@ -7,6 +7,7 @@ with its elementwise members applied to the result tile before the store (epilog
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -47,6 +48,10 @@ class Epilogue:
     inputs: list[tuple[SSAValue, TensorType]]
     output_types: list[TensorType]
     body: Callable[[Block, SSAValue, Sequence[SSAValue], int], SSAValue]
+
+
+MIN_SPLIT_TILE = 32 * 32
+"""matmul_min_tiles splits output tiles down to this many elements at most."""
 
 
 def matmul_kernel(
@@ -90,6 +95,12 @@ def matmul_kernel(
             tn //= 2
         else:
             break
+    instances = math.prod(batch)
+    while instances * -(-m // tm) * -(-n // tn) < p.cost.matmul_min_tiles and tm * tn > MIN_SPLIT_TILE:
+        if tm >= tn:
+            tm //= 2
+        else:
+            tn //= 2
     lead = (1,) * len(batch)
 
     def operand_view(t: TensorType, own: Sequence[int], transposed: bool, rows: int, cols: int) -> TensorViewType:

@@ -45,6 +45,9 @@ class TileCostModel:
     matmul_bytes: int = 0
     """On-chip bytes for a matmul's a, b and accumulator tiles together (0: no limit; the
     GPU stages all three in shared memory): k, then m or n tiles shrink to fit."""
+    matmul_min_tiles: int = 0
+    """Output tiles a matmul should have at least (0: any): smaller tiles until there are
+    enough to fill the machine (the GPU's streaming multiprocessors)."""
 
     def elementwise_tile(self, shape: Sequence[int], element_type: Attribute, tiles: int = 2) -> tuple[int, ...]:
         """A tile shape for `shape`; `tiles` tiles of it (a kernel's loads and results)

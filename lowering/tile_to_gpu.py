@@ -100,14 +100,15 @@ from strata.lowering.tile_to_loops import (
 
 GPU_PIPELINE_STEPS = (
     "fuse-patterns,canonicalize,cse,fuse-elementwise,"
-    "lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=16 dot_k=32 matmul_bytes=40960},token-dce,"
+    "lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 dot_k=32 matmul_bytes=40960 matmul_min_tiles=132},token-dce,"
     "lower-tile-to-gpu,plan-memory,verify-memory-plan"
 )
 """The CUDA path from graph to GPU kernels plus the memory plan (runtime/cuda.py,
 strata-translate). Smaller tiles than the CPU's: tiles staged in shared memory must fit
-48 KiB per block, and more blocks keep more SMs busy."""
+48 KiB per block, and a matmul gets at least one output tile per SM of an H100/H200 (132)."""
 
 DEFAULT_BLOCK_SIZE = 256
+DEFAULT_MMA_BLOCK_SIZE = 128
 WARP = 32
 SHARED_MEMORY_SPACE = 3
 SHARED_BYTES_LIMIT = 48 * 1024
@@ -521,20 +522,23 @@ class LowerTileToGpuPass(ModulePass):
     name = "lower-tile-to-gpu"
 
     block_size: int = DEFAULT_BLOCK_SIZE
+    mma_block_size: int = DEFAULT_MMA_BLOCK_SIZE
+    """Threads of a kernel with tile.mma: fewer threads, larger register micro-tiles."""
     barriers: str = "tracked"
     """"tracked" (from access dependencies) or "naive" (around every shared write)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.block_size < WARP or self.block_size > 1024 or self.block_size & (self.block_size - 1):
-            raise StrataError(
-                f"lower-tile-to-gpu: block_size must be a power of two in [32, 1024], got {self.block_size}"
-            )
+        for option, size in (("block_size", self.block_size), ("mma_block_size", self.mma_block_size)):
+            if size < WARP or size > 1024 or size & (size - 1):
+                raise StrataError(f"lower-tile-to-gpu: {option} must be a power of two in [32, 1024], got {size}")
         if self.barriers not in ("tracked", "naive"):
             raise StrataError(f"lower-tile-to-gpu: barriers must be 'tracked' or 'naive', got '{self.barriers}'")
         declared = {f.sym_name.data for f in op.ops if isinstance(f, func.FuncOp)}
         needed: dict[str, tuple] = {}
         for kernel in [k for k in op.ops if isinstance(k, tile.KernelOp)]:
-            lowering = GpuKernelLowering(kernel, self.block_size, self.barriers == "naive")
+            has_mma = any(isinstance(inner, tile.MmaOp) for inner in kernel.walk())
+            threads = self.mma_block_size if has_mma else self.block_size
+            lowering = GpuKernelLowering(kernel, threads, self.barriers == "naive")
             function = lowering.lower()
             needed.update(lowering.intrinsics)
             op.body.block.insert_op_after(function, kernel)

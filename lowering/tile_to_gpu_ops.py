@@ -27,7 +27,7 @@ from strata.dialects.graph_base import is_float
 from strata.errors import StrataError
 from strata.lowering.tile_builder import next_power_of_two
 from strata.lowering.tile_to_gpu import GPU_LOWERINGS, NVVM_PREFIX, WARP, Accesses, GpuKernelLowering
-from strata.lowering.tile_to_loops import REASSOCIATE, REDUCTION_COMBINERS, BufferTile, Tile, static_value
+from strata.lowering.tile_to_loops import REASSOCIATE, REDUCTION_COMBINERS, BufferTile, LoadedTile, Tile, static_value
 from strata.lowering.tile_to_loops_mma import _yielded_in_place
 
 FULL_MASK = -1
@@ -206,23 +206,53 @@ def _reduce(k: GpuKernelLowering, op: tile.ReduceOp) -> None:
 
 
 def micro_tile(m: int, n: int, threads: int) -> tuple[int, int]:
-    """Rows x columns of the accumulator each thread owns (powers of two)."""
+    """Rows x columns of the accumulator each thread owns (powers of two, columns first:
+    a row of the micro-tile is one vector load of b)."""
     per_thread = max(1, (m * n) // threads)
-    rows = min(m, previous_power_of_two(int(per_thread**0.5)))
-    columns = min(n, per_thread // rows)
+    columns = min(n, 2 * MMA_VECTOR if per_thread >= 64 else MMA_VECTOR, per_thread)
     rows = min(m, max(1, per_thread // columns))
-    return rows, columns
+    return rows, min(n, per_thread // rows)
 
 
-def in_shared(k: GpuKernelLowering, value: Tile, shape: Sequence[int], element_type) -> BufferTile:
-    if isinstance(value, BufferTile) and k.is_shared(value.buffer):
-        return value
-    return k.materialize(value, shape, element_type)
+MMA_VECTOR = 4
+"""Elements of a micro-tile row read together (one 16-byte shared load of f32)."""
+STAGE_PADDING = 4
+"""Extra elements per staged row: transposed staging writes hit 8 banks, not 1, and rows
+stay 16-byte aligned for vector loads."""
+
+
+def stage(k: GpuKernelLowering, value: Tile, shape: Sequence[int], element, k_axis: int) -> SSAValue:
+    """The matrix tile `value` ([1.., rows, cols]) copied into shared memory k-major:
+    staged[kk][x] for the (row or column) x, padded rows. The copy walks the source's
+    contiguous axis fastest, so global reads coalesce for transposed operands too."""
+    *_, rows, cols = shape
+    other = cols if k_axis == 0 else rows
+    depth = rows if k_axis == 0 else cols
+    staged = k.shared_alloca([depth, other + STAGE_PADDING], element)
+    lead = len(shape) - 2
+    extents = value.extents
+    strides = value.view.get_strides() if isinstance(value, LoadedTile) else None
+    transposed = strides is not None and strides[-1] != 1 and strides[-2] == 1
+    order = [*range(lead), lead + 1, lead] if transposed else list(range(lead + 2))
+
+    def copy(walked: list[SSAValue]) -> None:
+        indices = [None] * len(order)
+        for position, axis in enumerate(order):
+            indices[axis] = walked[position]
+        row, col = indices[-2], indices[-1]
+        target = [row, col] if k_axis == 0 else [col, row]
+        element_value = k.read(value, indices)
+        k.note_write(staged, target, None)
+        k.emit(memref.StoreOp.get(element_value, staged, target))
+
+    k.thread_loop([shape[a] for a in order], [extents[a] for a in order], copy)
+    return staged
 
 
 def _mma(k: GpuKernelLowering, op: tile.MmaOp) -> None:
-    """acc += a @ b: a and b staged in shared memory, each thread accumulating its
-    micro-tile of acc in registers over the k loop with fma, then writing it back."""
+    """acc += a @ b: a and b staged k-major in shared memory; each thread owns an RM x RN
+    micro-tile of acc (contiguous columns, so b and acc rows are vector loads), keeps it in
+    registers over the k loop with fma, and writes it back."""
     a, b, acc = k.tile_of(op.a), k.tile_of(op.b), k.tile_of(op.acc)
     acc_type = op.acc.type
     shape = acc_type.get_shape()
@@ -231,33 +261,34 @@ def _mma(k: GpuKernelLowering, op: tile.MmaOp) -> None:
     in_place = isinstance(acc, BufferTile) and acc is k.iter_buffers.get(op.acc) and _yielded_in_place(op)
     target = acc if in_place else k.materialize(acc, shape, element)
     m, kk, n = a.extents[-2], a.extents[-1], b.extents[-1]
-    a_shared = in_shared(k, a, op.a.type.get_shape(), op.a.type.element_type)
-    b_shared = in_shared(k, b, op.b.type.get_shape(), op.b.type.element_type)
+    a_staged = stage(k, a, op.a.type.get_shape(), element, k_axis=1)
+    b_staged = stage(k, b, op.b.type.get_shape(), element, k_axis=0)
     rows, columns = shape[-2], shape[-1]
     per_row, per_column = micro_tile(rows, columns, k.block_size)
-    thread_rows, thread_columns = rows // per_row, columns // per_column
+    thread_columns = columns // per_column
+    active = (rows // per_row) * thread_columns
     owner = ("mma", tuple(shape), per_row, per_column)
 
     def per_thread() -> None:
         zeros = [k.index(0)] * lead
-        active = thread_rows * thread_columns
         guard = None if active >= k.block_size else k.emit(arith.CmpiOp(k.thread, k.index(active), "ult"))
 
         def compute() -> None:
             ti = k.emit(arith.DivUIOp(k.thread, k.index(thread_columns)))
             tj = k.emit(arith.RemUIOp(k.thread, k.index(thread_columns)))
-            row_indices = [k.add(ti, k.index(r * thread_rows)) for r in range(per_row)]
-            column_indices = [k.add(tj, k.index(c * thread_columns)) for c in range(per_column)]
+            first_row, first_column = k.mul(ti, k.index(per_row)), k.mul(tj, k.index(per_column))
+            row_indices = [k.add(first_row, k.index(r)) for r in range(per_row)]
+            column_indices = [k.add(first_column, k.index(c)) for c in range(per_column)]
             cells = [(r, c) for r in row_indices for c in column_indices]
             for r, c in cells:
                 k.note_read(target.buffer, [*zeros, r, c], owner)
             start = [k.emit(memref.LoadOp.get(target.buffer, [*zeros, r, c])) for r, c in cells]
-            k.note_read(a_shared.buffer, (), None)
-            k.note_read(b_shared.buffer, (), None)
+            k.note_read(a_staged, (), None)
+            k.note_read(b_staged, (), None)
 
             def step(kidx: SSAValue, sums: Sequence[SSAValue]) -> list[SSAValue]:
-                a_values = [widen(k, k.emit(memref.LoadOp.get(a_shared.buffer, [*zeros, r, kidx])), element) for r in row_indices]
-                b_values = [widen(k, k.emit(memref.LoadOp.get(b_shared.buffer, [*zeros, kidx, c])), element) for c in column_indices]
+                a_values = [k.emit(memref.LoadOp.get(a_staged, [kidx, r])) for r in row_indices]
+                b_values = [k.emit(memref.LoadOp.get(b_staged, [kidx, c])) for c in column_indices]
                 products = ((x, y) for x in a_values for y in b_values)
                 return [multiply_add(k, x, y, total) for (x, y), total in zip(products, sums)]
 
@@ -273,12 +304,6 @@ def _mma(k: GpuKernelLowering, op: tile.MmaOp) -> None:
     # Straight-line block code: a one-trip loop keeps it one op for `place`.
     k.place(scf.ForOp(k.index(0), k.index(1), k.index(1), [], Region(block)), accesses)
     k.values[op.result] = BufferTile(target.buffer, [*target.extents[:lead], m, n])
-
-
-def widen(k: GpuKernelLowering, value: SSAValue, element) -> SSAValue:
-    if value.type == element:
-        return value
-    return k.emit(arith.ExtFOp(value, element))
 
 
 def multiply_add(k: GpuKernelLowering, x: SSAValue, y: SSAValue, total: SSAValue) -> SSAValue:
@@ -304,6 +329,10 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
     """A uniform loop: loop-carried tiles live in shared memory; a body that leaves shared
     accesses pending ends with a barrier, so every iteration starts from a clean state."""
     body = op.body.block
+    bounds = [static_value(k.values[v]) for v in (op.lb, op.ub, op.step)]
+    if None not in bounds and bounds[2] > 0 and bounds[0] < bounds[1] <= bounds[0] + bounds[2]:
+        _single_trip(k, op)
+        return
     carried: list[BufferTile | None] = []
     for init, arg, result in zip(op.iter_args, body.args[1:], op.results):
         t = arg.type
@@ -341,6 +370,18 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
     for result, buffer in zip(op.results, carried):
         if buffer is not None:
             k.values[result] = buffer
+
+
+def _single_trip(k: GpuKernelLowering, op: scf.ForOp) -> None:
+    """A loop that runs once (a row that fits one chunk, a k extent of one tile) is its
+    body: carried tiles stay lazy, so no shared copies and no barriers for them."""
+    body = op.body.block
+    k.values[body.args[0]] = k.values[op.lb]
+    for init, arg in zip(op.iter_args, body.args[1:]):
+        k.values[arg] = k.values[init]
+    k.lower_region(body)
+    for result, value in zip(op.results, body.last_op.operands):
+        k.values[result] = k.values[value]
 
 
 GPU_LOWERINGS.update({
