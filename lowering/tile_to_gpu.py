@@ -455,7 +455,7 @@ class GpuKernelLowering(KernelLowering):
             values = [self.read(value, indices) for _, _, value in stores]
             for (op, part, _), element, origin in zip(stores, values, origins):
                 offset = self.element_offset(part.view, origin, indices)
-                if part.buffer in self.ordered_buffers or op.result_token in self.store_tokens:
+                if part.buffer in self.ordered_buffers:
                     self.note_write(part.buffer, indices)
                 self.emit(memref.StoreOp.get(element, part.buffer, [offset]))
 
@@ -480,10 +480,15 @@ def _lazy_map(k: GpuKernelLowering, op: tile.MapOp) -> None:
 
 def _ordered_load(k: GpuKernelLowering, op: tile.LoadViewTkoOp) -> None:
     """A load ordered after a store of this kernel (its token comes from one) reads memory
-    other threads may have written: its buffer joins the barrier bookkeeping."""
+    other threads may have written: the stores are emitted first, and the buffer joins the
+    barrier bookkeeping as written by any thread."""
+    if op.token in k.store_tokens:
+        k.flush_stores()
     LOWERINGS[tile.LoadViewTkoOp](k, op)
     if op.token in k.store_tokens:
-        k.ordered_buffers.add(k.values[op.result].buffer)
+        buffer = k.values[op.result].buffer
+        k.ordered_buffers.add(buffer)
+        k.pending.written.setdefault(buffer, set()).add(None)
 
 
 def _join(k: GpuKernelLowering, op: token.JoinOp) -> None:

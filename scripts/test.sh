@@ -7,3 +7,6 @@ export PATH="$venv/bin:$PATH"
 cd "$root"
 lit -sv tests/filecheck
 python -m pytest -q -n "${STRATA_TEST_WORKERS:-2}" tests "$@"
+# The op suites once more for the GPU without a GPU: PTX for every program, barrier-checked
+# and accepted by ptxas (tests/targets.py).
+STRATA_TEST_TARGET=ptx python -m pytest -q -n "${STRATA_TEST_WORKERS:-2}" tests/test_cpu.py tests/test_fusion.py "$@"

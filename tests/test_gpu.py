@@ -310,3 +310,43 @@ def test_gpu_in_place_chain():
   func.return %3, %0 : {t}, {t}
 }}"""
     check_on_gpu(chain_text, inputs_for(chain_text, "chain", np.random.default_rng(3)))
+
+
+@needs_gpu
+def test_device_arrays_are_read_in_place_and_results_stay_on_device():
+    from numba import cuda
+
+    text = single_op("graph.softmax", [((17, 33), "f32")], ((17, 33), "f32"), "axis = -1 : i64")
+    exe = strata.compile(text, target="cuda")
+    x = np.random.default_rng(4).standard_normal((17, 33)).astype(np.float32)
+    (want,) = strata.interpret(text, x)
+    device_x = cuda.to_device(x)
+    (on_device,) = exe.run_on_device(device_x)
+    assert hasattr(on_device, "__cuda_array_interface__")
+    np.testing.assert_allclose(on_device.copy_to_host(), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(exe(x)[0], want, rtol=1e-5, atol=1e-6)  # host inputs again
+    with pytest.raises(strata.InputError, match="argument 0"):
+        exe(cuda.to_device(x[:, :32].copy()))
+    try:
+        import torch
+    except ImportError:
+        return
+    (from_torch,) = exe(torch.from_numpy(x).cuda())
+    np.testing.assert_allclose(from_torch, want, rtol=1e-5, atol=1e-6)
+
+
+@needs_gpu
+@pytest.mark.parametrize("case", ["matmul-17-rows", "matmul-1-row", "matmul-1-column", "matmul-transposed-b",
+                                  "attention-17", "softmax-1-row", "layernorm-1-column", "reduce-max-i64",
+                                  "cross-entropy", "embedding"])
+def test_gpu_boundary_sizes(case):
+    from test_ptx_barriers import BOUNDARY_PROGRAMS
+
+    text = dict(BOUNDARY_PROGRAMS)[case]
+    rng = np.random.default_rng(5)
+    inputs = inputs_for(text, case, rng)
+    if case == "cross-entropy":
+        inputs[1] = rng.integers(0, 3000, size=17)
+    if case == "embedding":
+        inputs[1] = rng.integers(0, 11, size=5)
+    check_on_gpu(text, inputs)

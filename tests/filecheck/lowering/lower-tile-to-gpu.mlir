@@ -1,12 +1,22 @@
-// lower-tile-to-gpu (GPU, elementwise slice of issue 7): a fused elementwise kernel becomes a
-// func.func with gpu.kernel; the tile grid is the CUDA grid (block = begin + ctaid.x,
-// delinearized into the program ids) and the block's threads split the tile with a
-// thread-strided loop (tid.x to the tile's element count, step ntid.x), last axis fastest;
-// edge tiles are masked by an scf.if on the partial axes (here the 1000-wide axis of a
-// 1024-wide tile and the 7-row axis of a 4-row tile). No barriers, no shared memory, no
-// stack tiles. Then the emitted ptx has global loads/stores, libdevice's expf (ex2.approx), IEEE
-// mul/add unless fuse-fma ran (then fma.rn.f32).
-// RUN: strata-opt %s -p fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile,token-dce,lower-tile-to-gpu | filecheck %s
+// lower-tile-to-gpu: every tile.kernel becomes a func.func with gpu.kernel. The tile grid is
+// the CUDA grid (block = begin + ctaid.x, delinearized into the program ids) and the block's
+// threads cooperate on each tile. Three kernels, split into files with --split-input-file:
+//
+// 1. A fused elementwise kernel: one thread-strided loop (tid.x to the tile's element count,
+//    step = the block size), last axis fastest; edge tiles masked by an scf.if on the partial
+//    axes. No shared memory, no barriers. Its PTX has global loads/stores, libdevice's expf,
+//    IEEE mul/add unless fuse-fma ran (then fma.rn.f32).
+// 2. A softmax: reductions write shared-memory tiles (memory space 3) through warp shuffles
+//    (shfl.sync.bfly), and a barrier stands only where a thread reads what another wrote.
+// 3. A matmul with a k loop (100 = 4 tiles of 32), in 32x32 output tiles (small: at least
+//    132 tiles are wanted, one per SM): a and b staged k-major in shared memory, each of the
+//    128 threads owns a 2x4 micro-tile accumulated with math.fma in registers; 2 barriers
+//    (operands staged -> read; read -> restaged in the next iteration) against 4 naive ones.
+// 4. A softmax over 5000-wide rows (3 chunks of 2048: the running max and sum are loop-carried
+//    shared tiles): 7 dependency-placed barriers against 9 with barriers=naive (a barrier
+//    before and after every shared-memory write).
+// RUN: strata-opt %s --split-input-file -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 matmul_min_tiles=132},token-dce,lower-tile-to-gpu" | filecheck %s
+// RUN: strata-opt %s --split-input-file -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 matmul_min_tiles=132},token-dce,lower-tile-to-gpu{barriers=naive}" | filecheck %s --check-prefix=NAIVE
 // RUN: strata-translate %s --emit=ptx | filecheck %s --check-prefix=PTX
 // RUN: strata-translate %s --emit=ptx --arch sm_80 | filecheck %s --check-prefix=SM80
 // RUN: strata-opt %s -p fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile,token-dce,fuse-fma | strata-translate - --emit=ptx | filecheck %s --check-prefix=FMA
@@ -21,17 +31,16 @@ func.func @main(%a: tensor<7x1000xf32>, %b: tensor<1000xf32>) -> tensor<7x1000xf
 // CHECK-NOT:   tile.kernel
 // CHECK-LABEL: func.func @main_fused_0(
 // CHECK-SAME:    %{{[0-9]+}}: memref<7000xf32>, %{{[0-9]+}}: memref<1000xf32>, %{{[0-9]+}}: memref<7000xf32>, %begin: index, %end: index)
-// CHECK-SAME:    attributes {gpu.kernel, gpu.block_size = 256 : i64, tile.grid = array<i64: 2, 1>
+// CHECK-SAME:    attributes {gpu.kernel, gpu.block_size = 256 : i64, gpu.shared_bytes = 0 : i64, gpu.barriers = 0 : i64, tile.grid = array<i64: 4, 1>
 // CHECK-NEXT:    %ctaid = func.call @llvm.nvvm.read.ptx.sreg.ctaid.x() : () -> i32
 // CHECK-NEXT:    [[CTAID:%[0-9]+]] = arith.index_cast %ctaid : i32 to index
 // CHECK-NEXT:    [[BLOCK:%[0-9]+]] = arith.addi %begin, [[CTAID]] : index
 // CHECK-NEXT:    %tid = func.call @llvm.nvvm.read.ptx.sreg.tid.x() : () -> i32
 // CHECK-NEXT:    [[TID:%[0-9]+]] = arith.index_cast %tid : i32 to index
-// CHECK-NEXT:    %ntid = func.call @llvm.nvvm.read.ptx.sreg.ntid.x() : () -> i32
-// CHECK-NEXT:    [[NTID:%[0-9]+]] = arith.index_cast %ntid : i32 to index
+// CHECK-NEXT:    [[THREADS:%[0-9]+]] = arith.constant 256 : index
 // CHECK:         arith.remui [[BLOCK]], {{%[0-9]+}} : index
-// CHECK:         [[COUNT:%[0-9]+]] = arith.constant 4096 : index
-// CHECK-NEXT:    scf.for [[E:%[0-9]+]] = [[TID]] to [[COUNT]] step [[NTID]] {
+// CHECK:         [[COUNT:%[0-9]+]] = arith.constant 2048 : index
+// CHECK-NEXT:    scf.for [[E:%[0-9]+]] = [[TID]] to [[COUNT]] step [[THREADS]] {
 // CHECK-NEXT:      [[W:%[0-9]+]] = arith.constant 1024 : index
 // CHECK-NEXT:      [[J:%[0-9]+]] = arith.remui [[E]], [[W]] : index
 // CHECK-NEXT:      [[I:%[0-9]+]] = arith.divui [[E]], [[W]] : index
@@ -50,16 +59,15 @@ func.func @main(%a: tensor<7x1000xf32>, %b: tensor<1000xf32>) -> tensor<7x1000xf
 // CHECK-NEXT:    func.return
 // CHECK:       func.func private @llvm.nvvm.read.ptx.sreg.ctaid.x() -> i32
 // CHECK:       func.func private @llvm.nvvm.read.ptx.sreg.tid.x() -> i32
-// CHECK:       func.func private @llvm.nvvm.read.ptx.sreg.ntid.x() -> i32
 // CHECK-NOT:   memref.alloca
+// NAIVE:       gpu.barriers = 0
 
 // PTX:       .target sm_90
 // PTX:       .visible .entry main_fused_0(
 // PTX:       .maxntid 256, 1, 1
 // PTX-NOT:   bar.sync
-// PTX:       mov.u32 {{.*}}%tid.x;
-// PTX:       mov.u32 {{.*}}%ctaid.x;
-// PTX:       mov.u32 {{.*}}%ntid.x;
+// PTX-DAG:   mov.u32 {{.*}}%tid.x;
+// PTX-DAG:   mov.u32 {{.*}}%ctaid.x;
 // PTX:       ld.global.nc.f32
 // PTX:       ld.global.nc.f32
 // PTX:       mul.rn.f32
@@ -76,3 +84,99 @@ func.func @main(%a: tensor<7x1000xf32>, %b: tensor<1000xf32>) -> tensor<7x1000xf
 // FMA-NEXT:  fma.rn.f32
 // FMA:       ex2.approx.ftz.f32
 // FMA:       st.global.f32
+
+// -----
+
+func.func @softmax(%x: tensor<17x33xf32>) -> tensor<17x33xf32> {
+  %0 = "graph.softmax"(%x) <{axis = -1 : i64}> : (tensor<17x33xf32>) -> tensor<17x33xf32>
+  func.return %0 : tensor<17x33xf32>
+}
+
+// CHECK-LABEL: func.func @softmax_softmax_0(
+// CHECK-SAME:    gpu.barriers = 2 : i64
+// CHECK-COUNT-2: memref.alloca() {alignment = 16 : i64} : memref<32x1xf32, 3 : i64>
+// The max: 8 lanes per row fold strided slices, then a butterfly over offsets 4, 2, 1.
+// CHECK:         scf.for
+// CHECK:           arith.maximumf {{.*}} fastmath<reassoc> : f32
+// CHECK:           func.call @llvm.nvvm.shfl.sync.bfly.f32({{.*}}) : (i32, f32, i32, i32) -> f32
+// CHECK:           func.call @llvm.nvvm.shfl.sync.bfly.f32
+// CHECK:           func.call @llvm.nvvm.shfl.sync.bfly.f32
+// CHECK:           memref.store {{%[0-9]+}}, [[MAX:%[0-9]+]][
+// CHECK:         func.call @llvm.nvvm.barrier0() : () -> ()
+// The sum reads the max written by other lanes (after the barrier).
+// CHECK:         scf.for
+// CHECK:           memref.load [[MAX]]
+// CHECK:           math.exp
+// CHECK:           arith.addf {{.*}} fastmath<reassoc> : f32
+// CHECK:           memref.store {{%[0-9]+}}, [[SUM:%[0-9]+]][
+// CHECK:         func.call @llvm.nvvm.barrier0() : () -> ()
+// CHECK:         scf.for
+// CHECK:           memref.load [[MAX]]
+// CHECK:           memref.load [[SUM]]
+// CHECK:           arith.divf
+// CHECK-NOT:     func.call @llvm.nvvm.barrier0()
+// CHECK:         func.return
+// NAIVE-LABEL: func.func @softmax_softmax_0(
+// NAIVE-SAME:    gpu.barriers = 2 : i64
+
+// PTX-LABEL: .visible .entry softmax_softmax_0(
+// PTX:       shfl.sync.bfly.b32
+// PTX:       bar.sync 0;
+// PTX:       bar.sync 0;
+// PTX-NOT:   bar.sync
+// PTX:       ret;
+
+// -----
+
+func.func @matmul(%a: tensor<17x100xf32>, %b: tensor<100x33xf32>) -> tensor<17x33xf32> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<17x100xf32>, tensor<100x33xf32>) -> tensor<17x33xf32>
+  func.return %0 : tensor<17x33xf32>
+}
+
+// CHECK-LABEL: func.func @matmul_matmul_0(
+// CHECK-SAME:    gpu.block_size = 128 : i64
+// CHECK-SAME:    gpu.barriers = 2 : i64
+// a staged k-major ([k][m + 4]), b ([k][n + 4]), the accumulator:
+// CHECK-COUNT-2: memref.alloca() {alignment = 16 : i64} : memref<32x36xf32, 3 : i64>
+// CHECK:         memref.alloca() {alignment = 16 : i64} : memref<32x32xf32, 3 : i64>
+// The accumulator starts at zero (a thread loop), then the k loop over 4 tiles: stage,
+// barrier, fma on registers, barrier before restaging.
+// CHECK:         scf.for
+// CHECK:           memref.store {{%[0-9]+}}, [[ACC:%[0-9]+]][
+// CHECK:         scf.for
+// CHECK:           memref.store {{%[0-9]+}}, [[A:%[0-9]+]][
+// CHECK:           memref.store {{%[0-9]+}}, [[B:%[0-9]+]][
+// CHECK:           func.call @llvm.nvvm.barrier0() : () -> ()
+// CHECK:           memref.load [[ACC]]
+// CHECK:           scf.for {{.*}} iter_args
+// CHECK:             memref.load [[A]]
+// CHECK:             memref.load [[B]]
+// CHECK:             math.fma
+// CHECK:           memref.store {{%[0-9]+}}, [[ACC]]
+// CHECK:           func.call @llvm.nvvm.barrier0() : () -> ()
+// CHECK-NEXT:    }
+// The store reads the accumulator after the k loop's last barrier: no extra barrier.
+// CHECK-NOT:     func.call @llvm.nvvm.barrier0()
+// CHECK:         memref.load [[ACC]]
+// CHECK:         func.return
+// NAIVE-LABEL: func.func @matmul_matmul_0(
+// NAIVE-SAME:    gpu.barriers = 4 : i64
+
+// PTX-LABEL: .visible .entry matmul_matmul_0(
+// PTX:       ld.shared.v4.f32
+// PTX:       fma.rn.f32
+
+// -----
+
+func.func @long_rows(%x: tensor<3x5000xf32>) -> tensor<3x5000xf32> {
+  %0 = "graph.softmax"(%x) <{axis = -1 : i64}> : (tensor<3x5000xf32>) -> tensor<3x5000xf32>
+  func.return %0 : tensor<3x5000xf32>
+}
+
+// CHECK-LABEL: func.func @long_rows_softmax_0(
+// CHECK-SAME:    gpu.barriers = 7 : i64
+// NAIVE-LABEL: func.func @long_rows_softmax_0(
+// NAIVE-SAME:    gpu.barriers = 9 : i64
+// PTX-LABEL: .visible .entry long_rows_softmax_0(
+// PTX-COUNT-7: bar.sync 0;
+// PTX-NOT:   bar.sync
