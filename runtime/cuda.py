@@ -45,7 +45,7 @@ from strata.dialects import tile
 from strata.errors import ExecutionError, InputError, StrataError, TargetUnavailableError
 from strata.lowering.loops_to_nvvm import ARCHES, module_to_ptx
 from strata.lowering.tile_to_gpu import DEFAULT_BLOCK_SIZE, GPU_PIPELINE_STEPS, gpu_kernels
-from strata.pipelines import run_pipeline
+from strata.pipelines import run_pipeline, without_fusion
 from strata.runtime.dtypes import dense_to_numpy, numpy_dtype
 from strata.runtime.reference.interpreter import check_inputs, find_entry
 from strata.transforms.plan_memory import placement, read_plan
@@ -133,14 +133,14 @@ class _Launcher:
 class CudaExecutable:
     """A program lowered for the GPU; device memory is bound once at construction."""
 
-    def __init__(self, module: ModuleOp, entry: str | None = None, pipeline: str | None = None):
+    def __init__(self, module: ModuleOp, entry: str | None = None, pipeline: str | None = None, fusion: bool = True):
         cuda = require_cuda()
         self.cuda = cuda
         self.signature = find_entry(module, entry).clone()
         lowered = module.clone()
         if pipeline:
             run_pipeline(lowered, pipeline)
-        run_pipeline(lowered, GPU_PIPELINE_STEPS)
+        run_pipeline(lowered, GPU_PIPELINE_STEPS if fusion else without_fusion(GPU_PIPELINE_STEPS))
         self.module = lowered
         self.program = find_entry(lowered, entry)
         self.plan = read_plan(self.program)

@@ -32,6 +32,14 @@ class Executable:
     def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
         return self.run(*args)
 
+    def run_on_device(self, *args: object) -> tuple:
+        """target "cuda": run on numpy or device arrays (`__cuda_array_interface__`: torch,
+        CuPy, Numba), the results left on the device as Numba device arrays (views of the
+        executable's arenas, valid until its next call)."""
+        if not hasattr(self.run, "run_on_device"):
+            raise StrataError(f"run_on_device needs target 'cuda', not '{self.target}'")
+        return self.run.run_on_device(*args)
+
 
 def compile(
     module_or_text: ModuleOp | str,
@@ -42,17 +50,17 @@ def compile(
 ) -> Executable:
     """Compile a module for `target`: "cpu" (JIT through cpu-pipeline), "cuda", or
     "reference" (the numpy interpreter). `pipeline` runs on the graph first; `fusion=False`
-    compiles one kernel per op (CPU; for ablations)."""
+    compiles one kernel per op (for ablations)."""
     module = as_module(module_or_text)
     if target == "cpu":
         from strata.runtime.cpu import CpuExecutable
 
         executable = CpuExecutable(module, entry, pipeline, fusion=fusion)
         return Executable(executable.module, entry, target, executable, executable.plan)
-    if target == "cuda":  # elementwise programs so far (runtime/cuda.py, issue 7)
+    if target == "cuda":
         from strata.runtime.cuda import CudaExecutable
 
-        executable = CudaExecutable(module, entry, pipeline)
+        executable = CudaExecutable(module, entry, pipeline, fusion=fusion)
         return Executable(executable.module, entry, target, executable, executable.plan)
     if target != "reference":
         raise StrataError(f"unknown target '{target}' (expected cpu, cuda or reference)")

@@ -38,23 +38,30 @@ class CpuPipelinePass(ModulePass):
     """False drops fuse-patterns and fuse-elementwise: one kernel per op (for ablations)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        steps = CPU_PIPELINE_STEPS
-        if not self.fusion:
-            steps = ",".join(s for s in steps.split(",") if s not in ("fuse-patterns", "fuse-elementwise"))
+        steps = CPU_PIPELINE_STEPS if self.fusion else without_fusion(CPU_PIPELINE_STEPS)
         PassPipeline.parse_spec(available_passes(), steps, verify_between).apply(ctx, op)
+
+
+def without_fusion(steps: str) -> str:
+    """A pipeline's steps less fuse-patterns and fuse-elementwise (one kernel per op)."""
+    return ",".join(s for s in steps.split(",") if s not in ("fuse-patterns", "fuse-elementwise"))
 
 
 @dataclass(frozen=True)
 class GpuPipelinePass(ModulePass):
     """The CUDA path from graph to GPU kernel functions plus the memory plan, as one named
-    pass (steps: GPU_PIPELINE_STEPS in lowering/tile_to_gpu.py; elementwise programs so far)."""
+    pass (steps: GPU_PIPELINE_STEPS in lowering/tile_to_gpu.py)."""
 
     name = "gpu-pipeline"
+
+    fusion: bool = True
+    """False drops fuse-patterns and fuse-elementwise: one kernel per op (for ablations)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS
 
-        PassPipeline.parse_spec(available_passes(), GPU_PIPELINE_STEPS, verify_between).apply(ctx, op)
+        steps = GPU_PIPELINE_STEPS if self.fusion else without_fusion(GPU_PIPELINE_STEPS)
+        PassPipeline.parse_spec(available_passes(), steps, verify_between).apply(ctx, op)
 
 
 def _strata_passes() -> dict[str, Callable[[], type[ModulePass]]]:

@@ -204,9 +204,20 @@ def test_translate_emits_vectorized_llvm_ir_and_asm(tmp_path):
     assert "f_add_0:" in asm.stdout
 
 
-def test_translate_ptx_not_yet(matmul_file):
-    # The GPU backend lowers elementwise programs only so far (issue 7): matmul is refused.
-    assert_diagnostic(run_tool("strata-translate", str(matmul_file), "--emit=ptx"), 2, "is not on the GPU yet", "'tile.mma'")
+def test_translate_ptx_of_a_matmul(matmul_file):
+    result = run_tool("strata-translate", str(matmul_file), "--emit=ptx", "--arch", "sm_80")
+    assert result.returncode == 0, result.stderr
+    assert ".target sm_80" in result.stdout and "bar.sync" in result.stdout and "fma.rn.f32" in result.stdout
+
+
+def test_gpu_kernel_over_the_shared_memory_limit_is_a_clear_error(tmp_path):
+    # CPU-sized f64 tiles (64x64x64: 96 KiB staged) do not fit a block's 48 KiB.
+    path = tmp_path / "big.mlir"
+    t = "tensor<128x128xf64>"
+    path.write_text(f'func.func @f(%a: {t}, %b: {t}) -> {t} {{\n  %0 = "graph.matmul"(%a, %b) : ({t}, {t}) -> {t}\n'
+                    f"  func.return %0 : {t}\n}}\n")
+    result = run_tool("strata-opt", str(path), "-p", "lower-graph-to-tile,token-dce,lower-tile-to-gpu")
+    assert_diagnostic(result, 2, "kernel @f_matmul_0 needs", "bytes of shared memory (limit 49152)", "use smaller tiles")
 
 
 def test_compile_reference_executable_matches_interpret():
