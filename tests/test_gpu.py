@@ -1,13 +1,15 @@
-"""The GPU backend (issue 7, first slice: elementwise programs).
+"""The GPU backend (docs/gpu-backend.md).
 
 Without a GPU (here and in CI): every elementwise op (f32, f64, f16; i32/i64 where the op
 allows), casts, compare/select, constants and reshapes, copy kernels and fused chains at odd
 sizes are lowered with lower-tile-to-gpu, translated to NVVM IR, compiled to PTX by libNVVM
-and the PTX is validated with `ptxas -arch=sm_90` (and sm_80 for some). Non-elementwise
-programs raise a StrataError naming the op.
+and the PTX is validated with `ptxas -arch=sm_90` (and sm_80 for some); cooperative kernels
+(matmul, softmax, reductions) use shared memory, shuffles and barriers. The other ops' PTX
+is covered by the op suites run with STRATA_TEST_TARGET=ptx (tests/targets.py).
 
 With a GPU (`numba.cuda.is_available()`): strata.compile(target="cuda") against the
-reference interpreter with strata-run --check's tolerances.
+reference interpreter with strata-run --check's tolerances, boundary sizes, device-array
+inputs.
 """
 
 from __future__ import annotations
