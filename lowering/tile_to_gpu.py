@@ -109,6 +109,8 @@ strata-translate). Smaller tiles than the CPU's: tiles staged in shared memory m
 
 DEFAULT_BLOCK_SIZE = 256
 DEFAULT_MMA_BLOCK_SIZE = 128
+UNROLL_LIMIT = 16
+"""Thread loops with at most this many elements per thread become straight-line code."""
 WARP = 32
 SHARED_MEMORY_SPACE = 3
 SHARED_BYTES_LIMIT = 48 * 1024
@@ -174,24 +176,26 @@ class PendingAccesses:
         return bool(self.written or self.read)
 
 
-def static_bound(value: SSAValue) -> int:
-    """The largest value an extent can take: a constant, or a min with a constant."""
-    constant = static_value(value)
-    if constant is not None:
-        return constant
-    owner = value.owner
-    if isinstance(owner, arith.MinSIOp | arith.MinUIOp):
-        bounds = [b for b in (_maybe_bound(owner.lhs), _maybe_bound(owner.rhs)) if b is not None]
-        if bounds:
-            return min(bounds)
-    raise StrataError(f"lower-tile-to-gpu: no static bound for the extent {value}")
+@dataclass
+class RegionValues:
+    """Element values and element indices of straight-line block code in one region."""
+
+    elements: dict = field(default_factory=dict)
+    indices: dict = field(default_factory=dict)
 
 
-def _maybe_bound(value: SSAValue) -> int | None:
-    try:
-        return static_bound(value)
-    except StrataError:
-        return None
+def delinearize(k: KernelLowering, flat: SSAValue, shape: Sequence[int]) -> list[SSAValue]:
+    """Row-major tile indices of a flat element index (last axis fastest)."""
+    indices: list[SSAValue] = []
+    rest = flat
+    for axis in reversed(range(len(shape))):
+        if axis == 0:
+            indices.insert(0, rest)
+        else:
+            size = k.index(shape[axis])
+            indices.insert(0, k.emit(arith.RemUIOp(rest, size)))
+            rest = k.emit(arith.DivUIOp(rest, size))
+    return indices
 
 
 class GpuKernelLowering(KernelLowering):
@@ -214,6 +218,14 @@ class GpuKernelLowering(KernelLowering):
         self.ordered_buffers: set[SSAValue] = set()
         self.status_argument: SSAValue | None = None
         self.loop_heads: list[tuple[Accesses, list[bool]]] = []
+        self.region = RegionValues()
+        """Values of straight-line block code in the region being lowered (see thread_loop)."""
+        self.inside: SSAValue | None = None
+        """In straight-line block code: whether the current element is inside the tile's
+        valid extent (None: it is); effects are guarded by it, reads are not."""
+        self.load_keys: dict[int, tuple] = {}
+        self.store_epochs: dict[SSAValue, int] = {}
+        self.value_keys: dict[SSAValue, object] = {}
         """Per enclosing loop body, its accesses before its first barrier (what the next
         iteration does first, checked against what is pending at the end of the body)."""
 
@@ -275,13 +287,18 @@ class GpuKernelLowering(KernelLowering):
         space = buffer.type.memory_space if isinstance(buffer.type, MemRefType) else None
         return isinstance(space, IntegerAttr) and space.value.data == SHARED_MEMORY_SPACE
 
-    def block_code(self, build: Callable[[], None], owner: Owner = None) -> tuple[Block, Accesses]:
+    def block_code(
+        self, build: Callable[[], None], owner: Owner = None, straight_line: bool = False
+    ) -> tuple[Block, Accesses]:
         """Per-thread code built by `build` into a new block (one index argument), and the
-        accesses it made; the caller wraps the block and `place`s it. Inside, an access at
-        `owned_indices` to a tile of shape `owner` is owned by the thread."""
+        accesses it made; the caller wraps the block and `place`s it (or `place_inline`s
+        straight-line code, whose element values stay available to later code of the
+        region). Inside, an access at `owned_indices` to a tile of shape `owner` is owned
+        by the thread."""
         block = Block(arg_types=[IndexType()])
         saved = (self.cursor, self.accesses, self.owned_indices, self.owner, self.element_cache)
-        self.cursor, self.accesses, self.element_cache = block, Accesses(), {}
+        self.cursor, self.accesses = block, Accesses()
+        self.element_cache = self.region.elements if straight_line else {}
         self.owned_indices, self.owner = None, owner
         build()
         accesses = self.accesses
@@ -293,6 +310,30 @@ class GpuKernelLowering(KernelLowering):
         self.synchronize(accesses)
         self.emit(op)
         self.after(accesses)
+
+    def place_inline(self, block: Block, accesses: Accesses) -> None:
+        """Emits straight-line block code (the ops of `block`) at the uniform level."""
+        self.synchronize(accesses)
+        for op in list(block.ops):
+            op.detach()
+            self.cursor.add_op(op)
+        self.after(accesses)
+
+    def effect(self, emit: Callable[[], object]) -> None:
+        """A side effect (a store) of the current element: only inside the valid extent."""
+        if self.inside is None:
+            emit()
+            return
+        guarded = Block()
+        self.emit(scf.IfOp(self.inside, [], Region(guarded)))
+        outer, self.cursor = self.cursor, guarded
+        emit()
+        self.emit(scf.YieldOp())
+        self.cursor = outer
+
+    def forget_region_values(self) -> None:
+        """A shared tile was overwritten in place: element values read before are stale."""
+        self.region.elements.clear()
 
     def note_read(self, buffer: SSAValue, indices: Sequence[SSAValue], owner: Owner = ...) -> None:
         if self.accesses is None:
@@ -307,29 +348,102 @@ class GpuKernelLowering(KernelLowering):
         self.accesses.writes.append((buffer, owner))
 
     def is_owned(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> bool:
+        """The element is the thread's own (a clamped index of an edge element is not)."""
         return (
             self.owned_indices is not None
+            and self.inside is None
             and tuple(indices) == self.owned_indices
             and tuple(buffer.type.get_shape()) == self.owner
         )
 
     # -- thread loops ---------------------------------------------------------------------
 
+    def straight_line_iterations(self, shape: Sequence[int]) -> int | None:
+        """Elements per thread when a thread loop over `shape` is better unrolled: every
+        thread takes the same few elements, so values can stay in registers."""
+        count = prod(shape)
+        if count % self.block_size or count // self.block_size > UNROLL_LIMIT:
+            return None
+        return count // self.block_size
+
+    def element_indices(self, shape: tuple[int, ...], extents: Sequence[SSAValue], iteration: int):
+        """(tile indices, inside) of this thread's element `iteration` of `shape`
+        (tid + iteration * block, last axis fastest) in straight-line code. Indices on axes
+        the extent may cut are clamped into it (reads stay in bounds; effects check
+        `inside`). Made once per region for structurally equal extents, so every piece of
+        straight-line code over the same tile reads the same index values."""
+        key = (shape, tuple(self.extent_key(e, size) for e, size in zip(extents, shape)), iteration)
+        if key not in self.region.indices:
+            flat = self.add(self.thread, self.index(iteration * self.block_size))
+            indices = delinearize(self, flat, shape)
+            checks = []
+            for axis, (extent, size) in enumerate(zip(extents, shape)):
+                if static_value(extent) == size:
+                    continue
+                checks.append(self.emit(arith.CmpiOp(indices[axis], extent, "ult")))
+                last = self.emit(arith.SubiOp(extent, self.index(1)))
+                indices[axis] = self.emit(arith.MinUIOp(indices[axis], last))
+            inside = None
+            for check in checks:
+                inside = check if inside is None else self.emit(arith.AndIOp(inside, check))
+            self.region.indices[key] = (indices, inside)
+        return self.region.indices[key]
+
+    def extent_key(self, extent: SSAValue, size: int) -> object:
+        """value_key of an extent of an axis of `size`, up to the identities of min on
+        extents: min(e, c) = e for a constant c >= size, min(e, e) = e."""
+        constant = static_value(extent)
+        if constant is not None:
+            return size if constant >= size else constant
+        owner = extent.owner
+        if isinstance(owner, arith.MinSIOp | arith.MinUIOp):
+            left, right = self.extent_key(owner.lhs, size), self.extent_key(owner.rhs, size)
+            if left == size or left == right:
+                return right
+            if right == size:
+                return left
+            return ("min", left, right)
+        return self.value_key(extent)
+
+    def value_key(self, value: SSAValue) -> object:
+        """A structural key of an index value (constants by value, arith by operation and
+        operand keys, anything else by identity): equal keys, equal values."""
+        if value not in self.value_keys:
+            constant = static_value(value)
+            owner = value.owner
+            if constant is not None:
+                key = constant
+            elif isinstance(owner, Operation) and owner.dialect_name() == "arith" and len(owner.results) == 1:
+                key = (owner.name, tuple(self.value_key(v) for v in owner.operands))
+            else:
+                key = value
+            self.value_keys[value] = key
+        return self.value_keys[value]
+
     def thread_loop(self, shape: Sequence[int], extents: Sequence[SSAValue], body: Callable[[list[SSAValue]], None]) -> None:
-        """for e = tid; e < prod(shape); e += ntid: body(tile indices of e), for the
-        elements inside `extents` (a predicate only on axes the extent may cut)."""
+        """body(tile indices) for every element of `shape` inside `extents`, the elements
+        spread over the block's threads (tid + k * block, last axis fastest). `body` reads
+        first and makes its stores through `effect`.
+
+        A few elements per thread: straight-line code, each element read once per region
+        (a row read by a max, a sum and the final store is loaded once). Else a loop
+        `for e = tid; e < elements; e += block` guarded on the axes the extent may cut."""
         shape = tuple(max(1, d) for d in shape)
-        indices: list[SSAValue] = []
+        iterations = self.straight_line_iterations(shape)
+        if iterations is not None:
+            def unrolled() -> None:
+                for iteration in range(iterations):
+                    indices, self.inside = self.element_indices(shape, extents, iteration)
+                    self.owned_indices = tuple(indices)
+                    body(indices)
+                self.inside = None
+
+            block, accesses = self.block_code(unrolled, owner=shape, straight_line=True)
+            self.place_inline(block, accesses)
+            return
 
         def build() -> None:
-            rest = self.cursor.args[0]
-            for axis in reversed(range(len(shape))):
-                if axis == 0:
-                    indices.insert(0, rest)
-                else:
-                    size = self.index(shape[axis])
-                    indices.insert(0, self.emit(arith.RemUIOp(rest, size)))
-                    rest = self.emit(arith.DivUIOp(rest, size))
+            indices = delinearize(self, self.cursor.args[0], shape)
             self.owned_indices = tuple(indices)
             inside = None
             for index, extent, size in zip(indices, extents, shape):
@@ -413,7 +527,7 @@ class GpuKernelLowering(KernelLowering):
             self.note_read(value.buffer, ())
         if not isinstance(value, LoadedTile | MappedTile):
             return super().read(value, indices)
-        key = (id(value), tuple(indices))
+        key = (self.load_keys.get(id(value), id(value)), tuple(indices))
         if key not in self.element_cache:
             self.element_cache[key] = super().read(value, indices)
         return self.element_cache[key]
@@ -427,7 +541,7 @@ class GpuKernelLowering(KernelLowering):
         def copy(indices: list[SSAValue]) -> None:
             element = self.read(value, indices)
             self.note_write(buffer, indices)
-            self.emit(memref.StoreOp.get(element, buffer, indices))
+            self.effect(lambda: self.emit(memref.StoreOp.get(element, buffer, indices)))
 
         self.thread_loop(buffer.type.get_shape(), extents, copy)
 
@@ -457,9 +571,12 @@ class GpuKernelLowering(KernelLowering):
                 offset = self.element_offset(part.view, origin, indices)
                 if part.buffer in self.ordered_buffers:
                     self.note_write(part.buffer, indices)
-                self.emit(memref.StoreOp.get(element, part.buffer, [offset]))
+                store = memref.StoreOp.get(element, part.buffer, [offset])
+                self.effect(lambda store=store: self.emit(store))
 
         self.thread_loop(partition.tile_shape, extents, store_all)
+        for _, part, _ in stores:
+            self.store_epochs[part.buffer] = self.store_epochs.get(part.buffer, 0) + 1
 
 
 def _deferred_store(k: GpuKernelLowering, op: tile.StoreViewTkoOp) -> None:
@@ -485,6 +602,9 @@ def _ordered_load(k: GpuKernelLowering, op: tile.LoadViewTkoOp) -> None:
     if op.token in k.store_tokens:
         k.flush_stores()
     LOWERINGS[tile.LoadViewTkoOp](k, op)
+    loaded = k.values[op.result]
+    # Loads of one tile position read the same elements until a store to the buffer.
+    k.load_keys[id(loaded)] = (op.view, tuple(k.values[i] for i in op.indices), k.store_epochs.get(loaded.buffer, 0))
     if op.token in k.store_tokens:
         buffer = k.values[op.result].buffer
         k.ordered_buffers.add(buffer)

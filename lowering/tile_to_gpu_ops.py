@@ -26,7 +26,15 @@ from strata.dialects import tile, token
 from strata.dialects.graph_base import is_float
 from strata.errors import StrataError
 from strata.lowering.tile_builder import next_power_of_two
-from strata.lowering.tile_to_gpu import GPU_LOWERINGS, NVVM_PREFIX, WARP, Accesses, GpuKernelLowering
+from strata.lowering.tile_to_gpu import (
+    GPU_LOWERINGS,
+    NVVM_PREFIX,
+    WARP,
+    Accesses,
+    GpuKernelLowering,
+    RegionValues,
+    delinearize,
+)
 from strata.lowering.tile_to_loops import REASSOCIATE, REDUCTION_COMBINERS, BufferTile, LoadedTile, Tile, static_value
 from strata.lowering.tile_to_loops_mma import _yielded_in_place
 
@@ -83,19 +91,6 @@ def combiner(k: GpuKernelLowering, kind: str, element_type):
     return lambda a, b: k.emit(int_op(a, b))
 
 
-def delinearize(k: GpuKernelLowering, flat: SSAValue, shape: Sequence[int]) -> list[SSAValue]:
-    indices: list[SSAValue] = []
-    rest = flat
-    for axis in reversed(range(len(shape))):
-        if axis == 0:
-            indices.insert(0, rest)
-        else:
-            size = k.index(shape[axis])
-            indices.insert(0, k.emit(arith.RemUIOp(rest, size)))
-            rest = k.emit(arith.DivUIOp(rest, size))
-    return indices
-
-
 def conjunction(k: GpuKernelLowering, checks: Sequence[SSAValue]) -> SSAValue | None:
     result = None
     for check in checks:
@@ -115,7 +110,85 @@ def if_then(k: GpuKernelLowering, condition: SSAValue | None, body) -> None:
     k.cursor = outer
 
 
+def butterfly(k: GpuKernelLowering, value: SSAValue, lanes: int, combine) -> SSAValue:
+    """`value` combined over aligned groups of `lanes` lanes (at most a warp)."""
+    offset = lanes // 2
+    while offset:
+        value = combine(value, shuffle_xor(k, value, offset))
+        offset //= 2
+    return value
+
+
 def _reduce(k: GpuKernelLowering, op: tile.ReduceOp) -> None:
+    if not _reduce_straight_line(k, op):
+        _reduce_in_groups(k, op)
+
+
+def _reduce_straight_line(k: GpuKernelLowering, op: tile.ReduceOp) -> bool:
+    """A reduction over trailing axes at least a block long, whose tile is a few elements per
+    thread, in straight-line code over the same elements the thread loops of the kernel take
+    (so a row read by a max, a sum and a store is loaded once): each thread folds its
+    elements of an output, a warp butterfly combines lanes, and the warps of every output
+    meet in a shared scratch row (one barrier for all outputs). False if it does not apply."""
+    source = k.tile_of(op.input)
+    shape = tuple(max(1, d) for d in op.input.type.get_shape())
+    out_shape = tuple(op.result.type.get_shape())
+    axes = sorted({a % len(shape) for a in op.axes.get_values()})
+    iterations = k.straight_line_iterations(shape)
+    block = k.block_size
+    reduced = prod(shape[a] for a in axes)
+    # Rows shorter than the block span several warps per element column: lane groups fold
+    # them with fewer shuffles (measured: 32768x128 softmax 15 us in groups, 20 us here).
+    if iterations is None or reduced < block or axes != list(range(len(shape) - len(axes), len(shape))):
+        return False
+    outputs, parts = prod(shape) // reduced, block // WARP
+    element_type = op.result.type.element_type
+    kind = op.kind.data
+    combine = combiner(k, kind, element_type)
+    buffer = k.shared_alloca(out_shape, element_type)
+    scratch = k.shared_alloca([outputs * parts], element_type)
+
+    def neutral() -> SSAValue:
+        return k.emit(arith.ConstantOp(identity(element_type, kind)))
+
+    def per_thread() -> None:
+        values = []
+        for iteration in range(iterations):
+            indices, inside = k.element_indices(shape, source.extents, iteration)
+            value = k.read(source, indices)
+            values.append(value if inside is None else k.emit(arith.SelectOp(inside, value, neutral())))
+        per_output = reduced // block  # consecutive iterations of one output
+        warp = k.emit(arith.DivUIOp(k.thread, k.index(WARP)))
+        first_lane = k.emit(arith.CmpiOp(k.emit(arith.RemUIOp(k.thread, k.index(WARP))), k.index(0), "eq"))
+        k.note_write(scratch, (), None)
+        for output in range(outputs):
+            partial = values[output * per_output]
+            for value in values[output * per_output + 1 : (output + 1) * per_output]:
+                partial = combine(partial, value)
+            partial = butterfly(k, partial, WARP, combine)
+            slot = k.add(warp, k.index(output * parts))
+            if_then(k, first_lane, lambda slot=slot, partial=partial: k.emit(memref.StoreOp.get(partial, scratch, [slot])))
+        k.barrier(settle=False)
+        active = outputs * parts
+        has_part = k.emit(arith.CmpiOp(k.thread, k.index(active), "ult"))
+        slot = k.emit(arith.MinUIOp(k.thread, k.index(active - 1)))
+        k.note_read(scratch, (), None)
+        loaded = k.emit(memref.LoadOp.get(scratch, [slot]))
+        total = butterfly(k, k.emit(arith.SelectOp(has_part, loaded, neutral())), parts, combine)
+        part = k.emit(arith.RemUIOp(k.thread, k.index(parts)))
+        leader = k.emit(arith.AndIOp(has_part, k.emit(arith.CmpiOp(part, k.index(0), "eq"))))
+        target = delinearize(k, k.emit(arith.DivUIOp(slot, k.index(parts))), out_shape)
+        k.note_write(buffer, target, None)
+        if_then(k, leader, lambda: k.emit(memref.StoreOp.get(total, buffer, target)))
+
+    code, accesses = k.block_code(per_thread, straight_line=True)
+    k.place_inline(code, accesses)
+    one = k.index(1)
+    k.values[op.result] = BufferTile(buffer, [one if a in axes else e for a, e in enumerate(source.extents)])
+    return True
+
+
+def _reduce_in_groups(k: GpuKernelLowering, op: tile.ReduceOp) -> None:
     """Each output element gets a group of `lanes` threads: strided partial folds, then a
     butterfly of warp shuffles; groups wider than a warp meet in a shared scratch row."""
     source = k.tile_of(op.input)
@@ -243,7 +316,7 @@ def stage(k: GpuKernelLowering, value: Tile, shape: Sequence[int], element, k_ax
         target = [row, col] if k_axis == 0 else [col, row]
         element_value = k.read(value, indices)
         k.note_write(staged, target, None)
-        k.emit(memref.StoreOp.get(element_value, staged, target))
+        k.effect(lambda: k.emit(memref.StoreOp.get(element_value, staged, target)))
 
     k.thread_loop([shape[a] for a in order], [extents[a] for a in order], copy)
     return staged
@@ -303,6 +376,7 @@ def _mma(k: GpuKernelLowering, op: tile.MmaOp) -> None:
     block, accesses = k.block_code(per_thread)
     # Straight-line block code: a one-trip loop keeps it one op for `place`.
     k.place(scf.ForOp(k.index(0), k.index(1), k.index(1), [], Region(block)), accesses)
+    k.forget_region_values()
     k.values[op.result] = BufferTile(target.buffer, [*target.extents[:lead], m, n])
 
 
@@ -320,7 +394,7 @@ def _check(k: GpuKernelLowering, op: tile.CheckOp) -> None:
 
     def check(indices: list[SSAValue]) -> None:
         flag = k.read(failed, indices)
-        if_then(k, flag, lambda: k.emit(memref.StoreOp.get(i32_constant(k, 1), status, [k.index(0)])))
+        k.effect(lambda: if_then(k, flag, lambda: k.emit(memref.StoreOp.get(i32_constant(k, 1), status, [k.index(0)]))))
 
     k.thread_loop(op.failed.type.get_shape(), failed.extents, check)
 
@@ -352,6 +426,7 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
     block = Block(arg_types=[IndexType()])
     k.values[body.args[0]] = block.args[0]
     outer, k.cursor = k.cursor, block
+    outer_region, k.region = k.region, RegionValues()
     k.loop_heads.append((Accesses(), [True]))
     k.lower_region(body)
     for value, buffer in zip(body.last_op.operands, carried):
@@ -364,9 +439,11 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
     if k.pending and (k.naive_barriers or k.pending.conflicts(head)):
         k.barrier()
     k.emit(scf.YieldOp())
-    k.cursor = outer
+    k.cursor, k.region = outer, outer_region
     k.emit(scf.ForOp(k.values[op.lb], k.values[op.ub], k.values[op.step], [], Region(block)))
-    k.pending.merge(entry_state)  # a loop that runs no iteration leaves the entry state
+    k.forget_region_values()  # the loop rewrote its carried tiles
+    if None in bounds or bounds[0] >= bounds[1]:
+        k.pending.merge(entry_state)  # a loop that may run no iteration leaves the entry state
     for result, buffer in zip(op.results, carried):
         if buffer is not None:
             k.values[result] = buffer

@@ -2,10 +2,11 @@
 // the CUDA grid (block = begin + ctaid.x, delinearized into the program ids) and the block's
 // threads cooperate on each tile. Three kernels, split into files with --split-input-file:
 //
-// 1. A fused elementwise kernel: one thread-strided loop (tid.x to the tile's element count,
-//    step = the block size), last axis fastest; edge tiles masked by an scf.if on the partial
-//    axes. No shared memory, no barriers. Its PTX has global loads/stores, libdevice's expf,
-//    IEEE mul/add unless fuse-fma ran (then fma.rn.f32).
+// 1. A fused elementwise kernel: 2x1024 tiles, 8 elements per thread, so straight-line code
+//    (element tid + k * 256, last axis fastest: coalesced); reads clamp their indices into the
+//    valid extent of edge tiles, stores are guarded by an scf.if. No shared memory, no
+//    barriers. Its PTX has global loads/stores, libdevice's expf, IEEE mul/add unless
+//    fuse-fma ran (then fma.rn.f32).
 // 2. A softmax: reductions write shared-memory tiles (memory space 3) through warp shuffles
 //    (shfl.sync.bfly), and a barrier stands only where a thread reads what another wrote.
 // 3. A matmul with a k loop (100 = 4 tiles of 32), in 32x32 output tiles (small: at least
@@ -13,7 +14,7 @@
 //    128 threads owns a 2x4 micro-tile accumulated with math.fma in registers; 2 barriers
 //    (operands staged -> read; read -> restaged in the next iteration) against 4 naive ones.
 // 4. A softmax over 5000-wide rows (3 chunks of 2048: the running max and sum are loop-carried
-//    shared tiles): 7 dependency-placed barriers against 9 with barriers=naive (a barrier
+//    shared tiles): 6 dependency-placed barriers against 9 with barriers=naive (a barrier
 //    before and after every shared-memory write).
 // RUN: strata-opt %s --split-input-file -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 matmul_min_tiles=132},token-dce,lower-tile-to-gpu" | filecheck %s
 // RUN: strata-opt %s --split-input-file -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 matmul_min_tiles=132},token-dce,lower-tile-to-gpu{barriers=naive}" | filecheck %s --check-prefix=NAIVE
@@ -39,24 +40,29 @@ func.func @main(%a: tensor<7x1000xf32>, %b: tensor<1000xf32>) -> tensor<7x1000xf
 // CHECK-NEXT:    [[TID:%[0-9]+]] = arith.index_cast %tid : i32 to index
 // CHECK-NEXT:    [[THREADS:%[0-9]+]] = arith.constant 256 : index
 // CHECK:         arith.remui [[BLOCK]], {{%[0-9]+}} : index
-// CHECK:         [[COUNT:%[0-9]+]] = arith.constant 2048 : index
-// CHECK-NEXT:    scf.for [[E:%[0-9]+]] = [[TID]] to [[COUNT]] step [[THREADS]] {
-// CHECK-NEXT:      [[W:%[0-9]+]] = arith.constant 1024 : index
-// CHECK-NEXT:      [[J:%[0-9]+]] = arith.remui [[E]], [[W]] : index
-// CHECK-NEXT:      [[I:%[0-9]+]] = arith.divui [[E]], [[W]] : index
-// CHECK-NEXT:      [[IN_I:%[0-9]+]] = arith.cmpi ult, [[I]], {{%[0-9]+}} : index
-// CHECK-NEXT:      [[IN_J:%[0-9]+]] = arith.cmpi ult, [[J]], {{%[0-9]+}} : index
-// CHECK-NEXT:      [[IN:%[0-9]+]] = arith.andi [[IN_I]], [[IN_J]] : i1
-// CHECK-NEXT:      scf.if [[IN]] {
-// CHECK:             memref.load
-// CHECK:             memref.load
-// CHECK:             arith.mulf
-// CHECK-NEXT:        arith.addf
-// CHECK-NEXT:        math.exp
-// CHECK:             memref.store
-// CHECK-NEXT:      }
+// Element 0 of this thread: tid + 0 * 256 in the 2x1024 tile; reads clamp into the extent.
+// CHECK:         [[E0:%[0-9]+]] = arith.addi [[TID]], {{%[0-9]+}} : index
+// CHECK-NEXT:    [[W:%[0-9]+]] = arith.constant 1024 : index
+// CHECK-NEXT:    [[J:%[0-9]+]] = arith.remui [[E0]], [[W]] : index
+// CHECK-NEXT:    [[I:%[0-9]+]] = arith.divui [[E0]], [[W]] : index
+// CHECK-NEXT:    [[IN_I:%[0-9]+]] = arith.cmpi ult, [[I]], {{%[0-9]+}} : index
+// CHECK:         arith.minui [[I]], {{%[0-9]+}} : index
+// CHECK-NEXT:    [[IN_J:%[0-9]+]] = arith.cmpi ult, [[J]], {{%[0-9]+}} : index
+// CHECK:         arith.minui [[J]], {{%[0-9]+}} : index
+// CHECK-NEXT:    [[IN:%[0-9]+]] = arith.andi [[IN_I]], [[IN_J]] : i1
+// CHECK:         memref.load
+// CHECK:         memref.load
+// CHECK:         arith.mulf
+// CHECK-NEXT:    arith.addf
+// CHECK-NEXT:    math.exp
+// The store alone is guarded.
+// CHECK:         scf.if [[IN]] {
+// CHECK-NEXT:      memref.store
 // CHECK-NEXT:    }
-// CHECK-NEXT:    func.return
+// ... and 7 more elements per thread.
+// CHECK-COUNT-7: memref.store
+// CHECK-NOT:     memref.store
+// CHECK:         func.return
 // CHECK:       func.func private @llvm.nvvm.read.ptx.sreg.ctaid.x() -> i32
 // CHECK:       func.func private @llvm.nvvm.read.ptx.sreg.tid.x() -> i32
 // CHECK-NOT:   memref.alloca
@@ -110,10 +116,14 @@ func.func @softmax(%x: tensor<17x33xf32>) -> tensor<17x33xf32> {
 // CHECK:           arith.addf {{.*}} fastmath<reassoc> : f32
 // CHECK:           memref.store {{%[0-9]+}}, [[SUM:%[0-9]+]][
 // CHECK:         func.call @llvm.nvvm.barrier0() : () -> ()
-// CHECK:         scf.for
-// CHECK:           memref.load [[MAX]]
-// CHECK:           memref.load [[SUM]]
-// CHECK:           arith.divf
+// The normalization: straight-line code, 8 elements per thread, stores guarded.
+// CHECK-NOT:     scf.for
+// CHECK:         memref.load [[MAX]]
+// CHECK:         math.exp
+// CHECK:         memref.load [[SUM]]
+// CHECK:         arith.divf
+// CHECK:         scf.if
+// CHECK-NEXT:      memref.store
 // CHECK-NOT:     func.call @llvm.nvvm.barrier0()
 // CHECK:         func.return
 // NAIVE-LABEL: func.func @softmax_softmax_0(
@@ -139,10 +149,10 @@ func.func @matmul(%a: tensor<17x100xf32>, %b: tensor<100x33xf32>) -> tensor<17x3
 // a staged k-major ([k][m + 4]), b ([k][n + 4]), the accumulator:
 // CHECK-COUNT-2: memref.alloca() {alignment = 16 : i64} : memref<32x36xf32, 3 : i64>
 // CHECK:         memref.alloca() {alignment = 16 : i64} : memref<32x32xf32, 3 : i64>
-// The accumulator starts at zero (a thread loop), then the k loop over 4 tiles: stage,
-// barrier, fma on registers, barrier before restaging.
-// CHECK:         scf.for
-// CHECK:           memref.store {{%[0-9]+}}, [[ACC:%[0-9]+]][
+// The accumulator starts at zero (straight-line: 8 elements per thread), then the k loop
+// over 4 tiles: stage, barrier, fma on registers, barrier before restaging.
+// CHECK-NOT:     scf.for
+// CHECK:         memref.store {{%[0-9]+}}, [[ACC:%[0-9]+]][
 // CHECK:         scf.for
 // CHECK:           memref.store {{%[0-9]+}}, [[A:%[0-9]+]][
 // CHECK:           memref.store {{%[0-9]+}}, [[B:%[0-9]+]][
@@ -174,9 +184,9 @@ func.func @long_rows(%x: tensor<3x5000xf32>) -> tensor<3x5000xf32> {
 }
 
 // CHECK-LABEL: func.func @long_rows_softmax_0(
-// CHECK-SAME:    gpu.barriers = 7 : i64
+// CHECK-SAME:    gpu.barriers = 6 : i64
 // NAIVE-LABEL: func.func @long_rows_softmax_0(
 // NAIVE-SAME:    gpu.barriers = 9 : i64
 // PTX-LABEL: .visible .entry long_rows_softmax_0(
-// PTX-COUNT-7: bar.sync 0;
+// PTX-COUNT-6: bar.sync 0;
 // PTX-NOT:   bar.sync
