@@ -86,8 +86,10 @@ from xdsl.passes import ModulePass
 from strata.dialects import tile, token
 from strata.dialects.tile_types import element_bytes
 from strata.errors import StrataError
+from strata.lowering.tile_builder import contiguous_strides
 from strata.lowering.tile_to_loops import (
     LOWERINGS,
+    BroadcastTile,
     BufferTile,
     KernelLowering,
     LoadedTile,
@@ -184,6 +186,53 @@ class RegionValues:
     indices: dict = field(default_factory=dict)
 
 
+def unravel(flat: int, shape: Sequence[int]) -> list[int]:
+    """Row-major indices of a flat position in a static shape."""
+    indices = []
+    for size in reversed(shape):
+        indices.insert(0, flat % size)
+        flat //= size
+    return indices
+
+
+def body_fingerprint(op: tile.MapOp) -> tuple:
+    """The structure of a map body: op names, properties, attributes and operand sources
+    (block argument, earlier body result, or an outside value by identity)."""
+    block = op.body.block
+    positions = {arg: ("arg", i) for i, arg in enumerate(block.args)}
+    parts = []
+    for index, inner in enumerate(block.ops):
+        sources = tuple(positions.get(v, ("outside", v)) for v in inner.operands)
+        parts.append((inner.name, str(inner.properties), str(inner.attributes), sources,
+                      tuple(str(r.type) for r in inner.results)))
+        positions.update({r: ("op", index, n) for n, r in enumerate(inner.results)})
+    return tuple(parts)
+
+
+@dataclass
+class PartialsTile(Tile):
+    """A reduction result held as per-warp partials in shared memory (`parts` per output,
+    output-major): an element is combined from its partials where it is read."""
+
+    scratch: SSAValue
+    parts: int
+    out_shape: tuple[int, ...]
+    combine: Callable[[SSAValue, SSAValue], SSAValue]
+    extents: list[SSAValue]
+
+    def combine_partials(self, k: GpuKernelLowering, indices: Sequence[SSAValue]) -> SSAValue:
+        k.note_read(self.scratch, (), None)
+        output = k.index(0)
+        for index, stride in zip(indices, contiguous_strides(self.out_shape)):
+            output = k.add(output, k.mul(index, k.index(stride)))
+        first = k.mul(output, k.index(self.parts))
+        total = k.emit(memref.LoadOp.get(self.scratch, [first]))
+        for part in range(1, self.parts):
+            slot = k.add(first, k.index(part))
+            total = self.combine(total, k.emit(memref.LoadOp.get(self.scratch, [slot])))
+        return total
+
+
 def delinearize(k: KernelLowering, flat: SSAValue, shape: Sequence[int]) -> list[SSAValue]:
     """Row-major tile indices of a flat element index (last axis fastest)."""
     indices: list[SSAValue] = []
@@ -226,6 +275,7 @@ class GpuKernelLowering(KernelLowering):
         self.load_keys: dict[int, tuple] = {}
         self.store_epochs: dict[SSAValue, int] = {}
         self.value_keys: dict[SSAValue, object] = {}
+        self.tile_keys: dict[int, tuple[Tile, object]] = {}
         """Per enclosing loop body, its accesses before its first barrier (what the next
         iteration does first, checked against what is pending at the end of the body)."""
 
@@ -374,8 +424,13 @@ class GpuKernelLowering(KernelLowering):
         straight-line code over the same tile reads the same index values."""
         key = (shape, tuple(self.extent_key(e, size) for e, size in zip(extents, shape)), iteration)
         if key not in self.region.indices:
-            flat = self.add(self.thread, self.index(iteration * self.block_size))
-            indices = delinearize(self, flat, shape)
+            first = iteration * self.block_size
+            if len(shape) > 1 and shape[-1] % self.block_size == 0:
+                # The block covers part of one row: the leading indices are constants.
+                column = self.add(self.thread, self.index(first % shape[-1])) if first % shape[-1] else self.thread
+                indices = [*(self.index(i) for i in unravel(first // shape[-1], shape[:-1])), column]
+            else:
+                indices = delinearize(self, self.add(self.thread, self.index(first)), shape)
             checks = []
             for axis, (extent, size) in enumerate(zip(extents, shape)):
                 if static_value(extent) == size:
@@ -525,12 +580,37 @@ class GpuKernelLowering(KernelLowering):
             self.note_read(value.buffer, indices)
         elif isinstance(value, LoadedTile) and value.buffer in self.ordered_buffers:
             self.note_read(value.buffer, ())
+        if isinstance(value, PartialsTile):
+            key = (self.tile_key(value), tuple(self.value_key(i) for i in indices))
+            if key not in self.element_cache:
+                self.element_cache[key] = value.combine_partials(self, indices)
+            return self.element_cache[key]
         if not isinstance(value, LoadedTile | MappedTile):
             return super().read(value, indices)
-        key = (self.load_keys.get(id(value), id(value)), tuple(indices))
+        key = (self.tile_key(value), tuple(self.value_key(i) for i in indices))
         if key not in self.element_cache:
             self.element_cache[key] = super().read(value, indices)
         return self.element_cache[key]
+
+    def tile_key(self, value: Tile) -> object:
+        """A structural key of a lazy tile: loads of one tile position (until a store to
+        the buffer), maps with the same body over equal inputs, and broadcasts of equal
+        tiles have equal keys, so their elements are computed once per region."""
+        if id(value) in self.tile_keys:
+            return self.tile_keys[id(value)][1]
+        match value:
+            case LoadedTile():
+                key = self.load_keys.get(id(value), id(value))
+            case MappedTile():
+                key = ("map", body_fingerprint(value.op), tuple(self.tile_key(t) for t in value.inputs))
+            case BroadcastTile():
+                key = ("broadcast", self.tile_key(value.input), tuple(value.broadcast_axes))
+            case BufferTile():
+                key = ("buffer", value.buffer)
+            case _:
+                key = id(value)
+        self.tile_keys[id(value)] = (value, key)  # keeps `value` alive: ids stay unique
+        return key
 
     def materialize(self, value: Tile, shape: Sequence[int], element_type) -> BufferTile:
         buffer = self.shared_alloca(shape, element_type)

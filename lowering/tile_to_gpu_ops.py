@@ -32,6 +32,7 @@ from strata.lowering.tile_to_gpu import (
     WARP,
     Accesses,
     GpuKernelLowering,
+    PartialsTile,
     RegionValues,
     delinearize,
 )
@@ -128,8 +129,10 @@ def _reduce_straight_line(k: GpuKernelLowering, op: tile.ReduceOp) -> bool:
     """A reduction over trailing axes at least a block long, whose tile is a few elements per
     thread, in straight-line code over the same elements the thread loops of the kernel take
     (so a row read by a max, a sum and a store is loaded once): each thread folds its
-    elements of an output, a warp butterfly combines lanes, and the warps of every output
-    meet in a shared scratch row (one barrier for all outputs). False if it does not apply."""
+    elements of an output, a warp butterfly combines lanes, and each warp's partial goes to
+    a shared scratch row. The result is those partials (PartialsTile): a reader combines
+    the partials of its output, after the one barrier the scratch writes call for.
+    False if the reduction does not apply."""
     source = k.tile_of(op.input)
     shape = tuple(max(1, d) for d in op.input.type.get_shape())
     out_shape = tuple(op.result.type.get_shape())
@@ -145,7 +148,6 @@ def _reduce_straight_line(k: GpuKernelLowering, op: tile.ReduceOp) -> bool:
     element_type = op.result.type.element_type
     kind = op.kind.data
     combine = combiner(k, kind, element_type)
-    buffer = k.shared_alloca(out_shape, element_type)
     scratch = k.shared_alloca([outputs * parts], element_type)
 
     def neutral() -> SSAValue:
@@ -168,23 +170,12 @@ def _reduce_straight_line(k: GpuKernelLowering, op: tile.ReduceOp) -> bool:
             partial = butterfly(k, partial, WARP, combine)
             slot = k.add(warp, k.index(output * parts))
             if_then(k, first_lane, lambda slot=slot, partial=partial: k.emit(memref.StoreOp.get(partial, scratch, [slot])))
-        k.barrier(settle=False)
-        active = outputs * parts
-        has_part = k.emit(arith.CmpiOp(k.thread, k.index(active), "ult"))
-        slot = k.emit(arith.MinUIOp(k.thread, k.index(active - 1)))
-        k.note_read(scratch, (), None)
-        loaded = k.emit(memref.LoadOp.get(scratch, [slot]))
-        total = butterfly(k, k.emit(arith.SelectOp(has_part, loaded, neutral())), parts, combine)
-        part = k.emit(arith.RemUIOp(k.thread, k.index(parts)))
-        leader = k.emit(arith.AndIOp(has_part, k.emit(arith.CmpiOp(part, k.index(0), "eq"))))
-        target = delinearize(k, k.emit(arith.DivUIOp(slot, k.index(parts))), out_shape)
-        k.note_write(buffer, target, None)
-        if_then(k, leader, lambda: k.emit(memref.StoreOp.get(total, buffer, target)))
 
     code, accesses = k.block_code(per_thread, straight_line=True)
     k.place_inline(code, accesses)
     one = k.index(1)
-    k.values[op.result] = BufferTile(buffer, [one if a in axes else e for a, e in enumerate(source.extents)])
+    extents = [one if a in axes else e for a, e in enumerate(source.extents)]
+    k.values[op.result] = PartialsTile(scratch, parts, out_shape, combine, extents)
     return True
 
 
