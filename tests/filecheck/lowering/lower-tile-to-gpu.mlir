@@ -3,9 +3,9 @@
 // threads cooperate on each tile. Three kernels, split into files with --split-input-file:
 //
 // 1. A fused elementwise kernel: 2x1024 tiles, 8 elements per thread, so straight-line code
-//    (element tid + k * 256, last axis fastest: coalesced); reads clamp their indices into the
-//    valid extent of edge tiles, stores are guarded by an scf.if. No shared memory, no
-//    barriers. Its PTX has global loads/stores, libdevice's expf, IEEE mul/add unless
+//    (element tid + k * 256, last axis fastest: coalesced; the row of each element is a
+//    constant); reads clamp their indices into the valid extent of edge tiles, stores are
+//    guarded by an scf.if. No shared memory, no barriers. Its PTX has global loads/stores, libdevice's expf, IEEE mul/add unless
 //    fuse-fma ran (then fma.rn.f32).
 // 2. A softmax: reductions write shared-memory tiles (memory space 3) through warp shuffles
 //    (shfl.sync.bfly), and a barrier stands only where a thread reads what another wrote.
@@ -14,7 +14,7 @@
 //    128 threads owns a 2x4 micro-tile accumulated with math.fma in registers; 2 barriers
 //    (operands staged -> read; read -> restaged in the next iteration) against 4 naive ones.
 // 4. A softmax over 5000-wide rows (3 chunks of 2048: the running max and sum are loop-carried
-//    shared tiles): 6 dependency-placed barriers against 9 with barriers=naive (a barrier
+//    shared tiles): 4 dependency-placed barriers against 7 with barriers=naive (a barrier
 //    before and after every shared-memory write).
 // RUN: strata-opt %s --split-input-file -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 matmul_min_tiles=132},token-dce,lower-tile-to-gpu" | filecheck %s
 // RUN: strata-opt %s --split-input-file -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 matmul_min_tiles=132},token-dce,lower-tile-to-gpu{barriers=naive}" | filecheck %s --check-prefix=NAIVE
@@ -40,15 +40,13 @@ func.func @main(%a: tensor<7x1000xf32>, %b: tensor<1000xf32>) -> tensor<7x1000xf
 // CHECK-NEXT:    [[TID:%[0-9]+]] = arith.index_cast %tid : i32 to index
 // CHECK-NEXT:    [[THREADS:%[0-9]+]] = arith.constant 256 : index
 // CHECK:         arith.remui [[BLOCK]], {{%[0-9]+}} : index
-// Element 0 of this thread: tid + 0 * 256 in the 2x1024 tile; reads clamp into the extent.
-// CHECK:         [[E0:%[0-9]+]] = arith.addi [[TID]], {{%[0-9]+}} : index
-// CHECK-NEXT:    [[W:%[0-9]+]] = arith.constant 1024 : index
-// CHECK-NEXT:    [[J:%[0-9]+]] = arith.remui [[E0]], [[W]] : index
-// CHECK-NEXT:    [[I:%[0-9]+]] = arith.divui [[E0]], [[W]] : index
-// CHECK-NEXT:    [[IN_I:%[0-9]+]] = arith.cmpi ult, [[I]], {{%[0-9]+}} : index
-// CHECK:         arith.minui [[I]], {{%[0-9]+}} : index
-// CHECK-NEXT:    [[IN_J:%[0-9]+]] = arith.cmpi ult, [[J]], {{%[0-9]+}} : index
-// CHECK:         arith.minui [[J]], {{%[0-9]+}} : index
+// Element 0 of this thread: row 0 (a constant: the block covers a quarter of a row), column
+// tid; reads clamp both into the valid extent of the edge tile.
+// CHECK:         [[ROW:%[0-9]+]] = arith.constant 0 : index
+// CHECK-NEXT:    [[IN_I:%[0-9]+]] = arith.cmpi ult, [[ROW]], {{%[0-9]+}} : index
+// CHECK:         arith.minui [[ROW]], {{%[0-9]+}} : index
+// CHECK-NEXT:    [[IN_J:%[0-9]+]] = arith.cmpi ult, [[TID]], {{%[0-9]+}} : index
+// CHECK:         arith.minui [[TID]], {{%[0-9]+}} : index
 // CHECK-NEXT:    [[IN:%[0-9]+]] = arith.andi [[IN_I]], [[IN_J]] : i1
 // CHECK:         memref.load
 // CHECK:         memref.load
@@ -184,9 +182,9 @@ func.func @long_rows(%x: tensor<3x5000xf32>) -> tensor<3x5000xf32> {
 }
 
 // CHECK-LABEL: func.func @long_rows_softmax_0(
-// CHECK-SAME:    gpu.barriers = 6 : i64
+// CHECK-SAME:    gpu.barriers = 4 : i64
 // NAIVE-LABEL: func.func @long_rows_softmax_0(
-// NAIVE-SAME:    gpu.barriers = 9 : i64
+// NAIVE-SAME:    gpu.barriers = 7 : i64
 // PTX-LABEL: .visible .entry long_rows_softmax_0(
-// PTX-COUNT-6: bar.sync 0;
+// PTX-COUNT-4: bar.sync 0;
 // PTX-NOT:   bar.sync
