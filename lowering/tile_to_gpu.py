@@ -86,7 +86,7 @@ from xdsl.passes import ModulePass
 from strata.dialects import tile, token
 from strata.dialects.tile_types import element_bytes
 from strata.errors import StrataError
-from strata.lowering.tile_builder import contiguous_strides
+from strata.lowering.gpu_tiles import MicroTiles, PartialsTile, RegisterTile, register_tile_in
 from strata.lowering.tile_to_loops import (
     LOWERINGS,
     BroadcastTile,
@@ -209,30 +209,6 @@ def body_fingerprint(op: tile.MapOp) -> tuple:
     return tuple(parts)
 
 
-@dataclass
-class PartialsTile(Tile):
-    """A reduction result held as per-warp partials in shared memory (`parts` per output,
-    output-major): an element is combined from its partials where it is read."""
-
-    scratch: SSAValue
-    parts: int
-    out_shape: tuple[int, ...]
-    combine: Callable[[SSAValue, SSAValue], SSAValue]
-    extents: list[SSAValue]
-
-    def combine_partials(self, k: GpuKernelLowering, indices: Sequence[SSAValue]) -> SSAValue:
-        k.note_read(self.scratch, (), None)
-        output = k.index(0)
-        for index, stride in zip(indices, contiguous_strides(self.out_shape)):
-            output = k.add(output, k.mul(index, k.index(stride)))
-        first = k.mul(output, k.index(self.parts))
-        total = k.emit(memref.LoadOp.get(self.scratch, [first]))
-        for part in range(1, self.parts):
-            slot = k.add(first, k.index(part))
-            total = self.combine(total, k.emit(memref.LoadOp.get(self.scratch, [slot])))
-        return total
-
-
 def delinearize(k: KernelLowering, flat: SSAValue, shape: Sequence[int]) -> list[SSAValue]:
     """Row-major tile indices of a flat element index (last axis fastest)."""
     indices: list[SSAValue] = []
@@ -269,6 +245,8 @@ class GpuKernelLowering(KernelLowering):
         self.loop_heads: list[tuple[Accesses, list[bool]]] = []
         self.region = RegionValues()
         """Values of straight-line block code in the region being lowered (see thread_loop)."""
+        self.cell: tuple[object, int] | None = None
+        """While for_each_cell runs (tile_to_gpu_mma): the micro-tile layout and the cell."""
         self.inside: SSAValue | None = None
         """In straight-line block code: whether the current element is inside the tile's
         valid extent (None: it is); effects are guarded by it, reads are not."""
@@ -380,6 +358,43 @@ class GpuKernelLowering(KernelLowering):
         emit()
         self.emit(scf.YieldOp())
         self.cursor = outer
+
+    def for_each_cell(self, layout: MicroTiles, extents: Sequence[SSAValue], body: Callable[[list[SSAValue]], None]) -> None:
+        """body(indices) for each of this thread's cells of `layout`, in straight-line code:
+        indices clamped into `extents` for reads, `inside` set for effects, `cell` telling
+        register tiles which of their values to give."""
+        for position, indices in enumerate(layout.cells(self)):
+            checks = []
+            for axis, (extent, size) in enumerate(zip(extents, layout.shape)):
+                if static_value(extent) == size:
+                    continue
+                checks.append(self.emit(arith.CmpiOp(indices[axis], extent, "ult")))
+                last = self.emit(arith.SubiOp(extent, self.index(1)))
+                indices[axis] = self.emit(arith.MinUIOp(indices[axis], last))
+            inside = None
+            for check in checks:
+                inside = check if inside is None else self.emit(arith.AndIOp(inside, check))
+            self.inside, self.cell = inside, (layout, position)
+            body(indices)
+        self.inside, self.cell = None, None
+
+    def spill(self, value: Tile, shape: Sequence[int], element) -> BufferTile:
+        """`value`, an expression over a register tile, written to a shared-memory tile."""
+        layout = register_tile_in(value).layout
+        buffer = self.shared_alloca(shape, element)
+        owner = ("micro-tiles", layout)
+
+        def write() -> None:
+            def store(indices: list[SSAValue]) -> None:
+                element_value = self.read(value, indices)
+                self.note_write(buffer, indices, owner)
+                self.effect(lambda: self.emit(memref.StoreOp.get(element_value, buffer, indices)))
+
+            self.for_each_cell(layout, value.extents, store)
+
+        code, accesses = self.block_code(write)
+        self.place_inline(code, accesses)
+        return BufferTile(buffer, value.extents)
 
     def forget_region_values(self) -> None:
         """A shared tile was overwritten in place: element values read before are stale."""
@@ -560,6 +575,12 @@ class GpuKernelLowering(KernelLowering):
         self.flush_stores()
 
     def lower_op(self, op: Operation) -> None:
+        if not isinstance(op, REGISTER_CONSUMERS):
+            for operand in op.operands:
+                value = self.values.get(operand)
+                if isinstance(value, Tile) and register_tile_in(value) is not None:
+                    t = operand.type
+                    self.values[operand] = self.spill(value, t.get_shape(), t.element_type)
         handler = GPU_LOWERINGS.get(type(op))
         if handler is not None:
             handler(self, op)
@@ -580,6 +601,10 @@ class GpuKernelLowering(KernelLowering):
             self.note_read(value.buffer, indices)
         elif isinstance(value, LoadedTile) and value.buffer in self.ordered_buffers:
             self.note_read(value.buffer, ())
+        if isinstance(value, RegisterTile):
+            if self.cell is None or self.cell[0] != value.layout:
+                raise StrataError(f"lower-tile-to-gpu: @{self.kernel.sym_name.data}: a register tile read off its cells")
+            return value.values[self.cell[1]]
         if isinstance(value, PartialsTile):
             key = (self.tile_key(value), tuple(self.value_key(i) for i in indices))
             if key not in self.element_cache:
@@ -644,6 +669,16 @@ class GpuKernelLowering(KernelLowering):
         first_op, partition, _ = stores[0]
         extents = self.valid_extents(partition, self.origin(partition, first_op.indices))
         origins = [self.origin(part, op.indices) for op, part, _ in stores]
+        registers = [r for r in (register_tile_in(v) for _, _, v in stores) if r is not None]
+        if registers and not (
+            all(r.layout == registers[0].layout for r in registers)
+            and tuple(partition.tile_shape) == registers[0].layout.shape
+        ):
+            stores = [
+                (op, part, self.spill(v, op.tile.type.get_shape(), op.tile.type.element_type) if register_tile_in(v) else v)
+                for op, part, v in stores
+            ]
+            registers = []
 
         def store_all(indices: list[SSAValue]) -> None:
             values = [self.read(value, indices) for _, _, value in stores]
@@ -654,7 +689,12 @@ class GpuKernelLowering(KernelLowering):
                 store = memref.StoreOp.get(element, part.buffer, [offset])
                 self.effect(lambda store=store: self.emit(store))
 
-        self.thread_loop(partition.tile_shape, extents, store_all)
+        if registers:
+            # An epilogue of an accumulator in registers: each thread stores its own cells.
+            code, accesses = self.block_code(lambda: self.for_each_cell(registers[0].layout, extents, store_all))
+            self.place_inline(code, accesses)
+        else:
+            self.thread_loop(partition.tile_shape, extents, store_all)
         for _, part, _ in stores:
             self.store_epochs[part.buffer] = self.store_epochs.get(part.buffer, 0) + 1
 
@@ -704,6 +744,9 @@ GPU_LOWERINGS: dict[type[Operation], Callable[[GpuKernelLowering, Operation], No
     token.JoinOp: _join,
 }
 """GPU-specific lowerings; reductions, mma, checks and loops are added by tile_to_gpu_ops."""
+
+REGISTER_CONSUMERS = (tile.MapOp, tile.StoreViewTkoOp, tile.MmaOp, scf.YieldOp, tile.ReturnOp)
+"""Ops that take an expression over a register tile as it is (others get it spilled)."""
 
 DEFERRABLE = (
     tile.StoreViewTkoOp, tile.MapOp, tile.LoadViewTkoOp, tile.BroadcastOp, tile.IotaOp,
@@ -757,5 +800,6 @@ def gpu_kernels(module: ModuleOp) -> list[func.FuncOp]:
     return [f for f in module.ops if isinstance(f, func.FuncOp) and "gpu.kernel" in f.attributes]
 
 
-# Reductions, mma, checks and loops register themselves in GPU_LOWERINGS.
+# Reductions, checks, loops and mma register themselves in GPU_LOWERINGS.
 import strata.lowering.tile_to_gpu_ops  # noqa: E402, F401
+import strata.lowering.tile_to_gpu_mma  # noqa: E402, F401

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from math import prod
 
-from xdsl.dialects import arith, math, memref, scf
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
@@ -26,18 +26,17 @@ from strata.dialects import tile, token
 from strata.dialects.graph_base import is_float
 from strata.errors import StrataError
 from strata.lowering.tile_builder import next_power_of_two
+from strata.lowering.gpu_tiles import PartialsTile, RegisterTile, register_tile_in
 from strata.lowering.tile_to_gpu import (
     GPU_LOWERINGS,
     NVVM_PREFIX,
     WARP,
     Accesses,
     GpuKernelLowering,
-    PartialsTile,
     RegionValues,
     delinearize,
 )
-from strata.lowering.tile_to_loops import REASSOCIATE, REDUCTION_COMBINERS, BufferTile, LoadedTile, Tile, static_value
-from strata.lowering.tile_to_loops_mma import _yielded_in_place
+from strata.lowering.tile_to_loops import REASSOCIATE, REDUCTION_COMBINERS, BufferTile, static_value
 
 FULL_MASK = -1
 SHUFFLE_CLAMP = WARP - 1
@@ -269,114 +268,6 @@ def _reduce_in_groups(k: GpuKernelLowering, op: tile.ReduceOp) -> None:
     k.values[op.result] = BufferTile(buffer, [one if a in axes else e for a, e in enumerate(source.extents)])
 
 
-def micro_tile(m: int, n: int, threads: int) -> tuple[int, int]:
-    """Rows x columns of the accumulator each thread owns (powers of two, columns first:
-    a row of the micro-tile is one vector load of b)."""
-    per_thread = max(1, (m * n) // threads)
-    columns = min(n, 2 * MMA_VECTOR if per_thread >= 64 else MMA_VECTOR, per_thread)
-    rows = min(m, max(1, per_thread // columns))
-    return rows, min(n, per_thread // rows)
-
-
-MMA_VECTOR = 4
-"""Elements of a micro-tile row read together (one 16-byte shared load of f32)."""
-STAGE_PADDING = 4
-"""Extra elements per staged row: transposed staging writes hit 8 banks, not 1, and rows
-stay 16-byte aligned for vector loads."""
-
-
-def stage(k: GpuKernelLowering, value: Tile, shape: Sequence[int], element, k_axis: int) -> SSAValue:
-    """The matrix tile `value` ([1.., rows, cols]) copied into shared memory k-major:
-    staged[kk][x] for the (row or column) x, padded rows. The copy walks the source's
-    contiguous axis fastest, so global reads coalesce for transposed operands too."""
-    *_, rows, cols = shape
-    other = cols if k_axis == 0 else rows
-    depth = rows if k_axis == 0 else cols
-    staged = k.shared_alloca([depth, other + STAGE_PADDING], element)
-    lead = len(shape) - 2
-    extents = value.extents
-    strides = value.view.get_strides() if isinstance(value, LoadedTile) else None
-    transposed = strides is not None and strides[-1] != 1 and strides[-2] == 1
-    order = [*range(lead), lead + 1, lead] if transposed else list(range(lead + 2))
-
-    def copy(walked: list[SSAValue]) -> None:
-        indices = [None] * len(order)
-        for position, axis in enumerate(order):
-            indices[axis] = walked[position]
-        row, col = indices[-2], indices[-1]
-        target = [row, col] if k_axis == 0 else [col, row]
-        element_value = k.read(value, indices)
-        k.note_write(staged, target, None)
-        k.effect(lambda: k.emit(memref.StoreOp.get(element_value, staged, target)))
-
-    k.thread_loop([shape[a] for a in order], [extents[a] for a in order], copy)
-    return staged
-
-
-def _mma(k: GpuKernelLowering, op: tile.MmaOp) -> None:
-    """acc += a @ b: a and b staged k-major in shared memory; each thread owns an RM x RN
-    micro-tile of acc (contiguous columns, so b and acc rows are vector loads), keeps it in
-    registers over the k loop with fma, and writes it back."""
-    a, b, acc = k.tile_of(op.a), k.tile_of(op.b), k.tile_of(op.acc)
-    acc_type = op.acc.type
-    shape = acc_type.get_shape()
-    lead = len(shape) - 2
-    element = acc_type.element_type
-    in_place = isinstance(acc, BufferTile) and acc is k.iter_buffers.get(op.acc) and _yielded_in_place(op)
-    target = acc if in_place else k.materialize(acc, shape, element)
-    m, kk, n = a.extents[-2], a.extents[-1], b.extents[-1]
-    a_staged = stage(k, a, op.a.type.get_shape(), element, k_axis=1)
-    b_staged = stage(k, b, op.b.type.get_shape(), element, k_axis=0)
-    rows, columns = shape[-2], shape[-1]
-    per_row, per_column = micro_tile(rows, columns, k.block_size)
-    thread_columns = columns // per_column
-    active = (rows // per_row) * thread_columns
-    owner = ("mma", tuple(shape), per_row, per_column)
-
-    def per_thread() -> None:
-        zeros = [k.index(0)] * lead
-        guard = None if active >= k.block_size else k.emit(arith.CmpiOp(k.thread, k.index(active), "ult"))
-
-        def compute() -> None:
-            ti = k.emit(arith.DivUIOp(k.thread, k.index(thread_columns)))
-            tj = k.emit(arith.RemUIOp(k.thread, k.index(thread_columns)))
-            first_row, first_column = k.mul(ti, k.index(per_row)), k.mul(tj, k.index(per_column))
-            row_indices = [k.add(first_row, k.index(r)) for r in range(per_row)]
-            column_indices = [k.add(first_column, k.index(c)) for c in range(per_column)]
-            cells = [(r, c) for r in row_indices for c in column_indices]
-            for r, c in cells:
-                k.note_read(target.buffer, [*zeros, r, c], owner)
-            start = [k.emit(memref.LoadOp.get(target.buffer, [*zeros, r, c])) for r, c in cells]
-            k.note_read(a_staged, (), None)
-            k.note_read(b_staged, (), None)
-
-            def step(kidx: SSAValue, sums: Sequence[SSAValue]) -> list[SSAValue]:
-                a_values = [k.emit(memref.LoadOp.get(a_staged, [kidx, r])) for r in row_indices]
-                b_values = [k.emit(memref.LoadOp.get(b_staged, [kidx, c])) for c in column_indices]
-                products = ((x, y) for x in a_values for y in b_values)
-                return [multiply_add(k, x, y, total) for (x, y), total in zip(products, sums)]
-
-            sums = k.loop_carrying(kk, start, step)
-            for (r, c), total in zip(cells, sums):
-                k.note_write(target.buffer, [*zeros, r, c], owner)
-                k.emit(memref.StoreOp.get(total, target.buffer, [*zeros, r, c]))
-
-        if_then(k, guard, compute)
-        k.emit(scf.YieldOp())
-
-    block, accesses = k.block_code(per_thread)
-    # Straight-line block code: a one-trip loop keeps it one op for `place`.
-    k.place(scf.ForOp(k.index(0), k.index(1), k.index(1), [], Region(block)), accesses)
-    k.forget_region_values()
-    k.values[op.result] = BufferTile(target.buffer, [*target.extents[:lead], m, n])
-
-
-def multiply_add(k: GpuKernelLowering, x: SSAValue, y: SSAValue, total: SSAValue) -> SSAValue:
-    if is_float(total.type):
-        return k.emit(math.FmaOp(x, y, total))
-    return k.emit(arith.AddiOp(total, k.emit(arith.MuliOp(x, y))))
-
-
 def _check(k: GpuKernelLowering, op: tile.CheckOp) -> None:
     """A failed element stores 1 in the status word; no thread leaves early."""
     failed = k.tile_of(op.failed)
@@ -391,14 +282,19 @@ def _check(k: GpuKernelLowering, op: tile.CheckOp) -> None:
 
 
 def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
-    """A uniform loop: loop-carried tiles live in shared memory; a body that leaves shared
-    accesses pending ends with a barrier, so every iteration starts from a clean state."""
+    """A uniform loop. An accumulator only an mma updates stays in registers (the loop
+    carries the thread's cells); other carried tiles live in shared memory. A body that
+    leaves shared accesses pending ends with a barrier when the next iteration's first
+    accesses conflict with them."""
+    from strata.lowering.tile_to_gpu_mma import carried_in_registers, cell_values
+
     body = op.body.block
     bounds = [static_value(k.values[v]) for v in (op.lb, op.ub, op.step)]
     if None not in bounds and bounds[2] > 0 and bounds[0] < bounds[1] <= bounds[0] + bounds[2]:
         _single_trip(k, op)
         return
-    carried: list[BufferTile | None] = []
+    carried: list[BufferTile | RegisterTile | None] = []
+    initial: list[SSAValue] = []
     for init, arg, result in zip(op.iter_args, body.args[1:], op.results):
         t = arg.type
         if isinstance(t, token.TokenType):
@@ -410,34 +306,51 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
                 f"lower-tile-to-gpu: @{k.kernel.sym_name.data}: scf.for may only carry tiles and tokens, not {t}"
             )
         k.flush_stores()
-        buffer = k.materialize(k.tile_of(init), t.get_shape(), t.element_type)
+        start = k.tile_of(init)
+        layout = carried_in_registers(k, arg)
+        if layout is not None:
+            values = cell_values(k, start, layout)
+            initial += values
+            carried.append(RegisterTile(values, layout, start.extents))
+            continue
+        buffer = k.materialize(start, t.get_shape(), t.element_type)
         k.values[arg] = k.iter_buffers[arg] = buffer
         carried.append(buffer)
     entry_state = k.pending.copy()
-    block = Block(arg_types=[IndexType()])
+    block = Block(arg_types=[IndexType(), *(v.type for v in initial)])
     k.values[body.args[0]] = block.args[0]
+    cells = iter(block.args[1:])
+    for arg, slot in zip(body.args[1:], carried):
+        if isinstance(slot, RegisterTile):
+            k.values[arg] = RegisterTile([next(cells) for _ in slot.values], slot.layout, slot.extents)
     outer, k.cursor = k.cursor, block
     outer_region, k.region = k.region, RegionValues()
     k.loop_heads.append((Accesses(), [True]))
     k.lower_region(body)
-    for value, buffer in zip(body.last_op.operands, carried):
-        if buffer is None:
-            continue
-        produced = k.tile_of(value)
-        if not (isinstance(produced, BufferTile) and produced.buffer is buffer.buffer):
-            k.copy_into(produced, buffer.buffer, buffer.extents)
+    yielded: list[SSAValue] = []
+    for value, slot in zip(body.last_op.operands, carried):
+        produced = k.tile_of(value) if slot is not None else None
+        if isinstance(slot, RegisterTile):
+            yielded += cell_values(k, produced, slot.layout)
+        elif isinstance(slot, BufferTile) and not (isinstance(produced, BufferTile) and produced.buffer is slot.buffer):
+            if register_tile_in(produced) is not None:
+                produced = k.spill(produced, value.type.get_shape(), value.type.element_type)
+            k.copy_into(produced, slot.buffer, slot.extents)
     head, _ = k.loop_heads.pop()
     if k.pending and (k.naive_barriers or k.pending.conflicts(head)):
         k.barrier()
-    k.emit(scf.YieldOp())
+    k.emit(scf.YieldOp(*yielded))
     k.cursor, k.region = outer, outer_region
-    k.emit(scf.ForOp(k.values[op.lb], k.values[op.ub], k.values[op.step], [], Region(block)))
+    loop = k.emit(scf.ForOp(k.values[op.lb], k.values[op.ub], k.values[op.step], initial, Region(block)))
     k.forget_region_values()  # the loop rewrote its carried tiles
     if None in bounds or bounds[0] >= bounds[1]:
         k.pending.merge(entry_state)  # a loop that may run no iteration leaves the entry state
-    for result, buffer in zip(op.results, carried):
-        if buffer is not None:
-            k.values[result] = buffer
+    results = iter(loop.owner.results if loop is not None else ())
+    for result, slot in zip(op.results, carried):
+        if isinstance(slot, RegisterTile):
+            k.values[result] = RegisterTile([next(results) for _ in slot.values], slot.layout, slot.extents)
+        elif slot is not None:
+            k.values[result] = slot
 
 
 def _single_trip(k: GpuKernelLowering, op: scf.ForOp) -> None:
@@ -454,7 +367,6 @@ def _single_trip(k: GpuKernelLowering, op: scf.ForOp) -> None:
 
 GPU_LOWERINGS.update({
     tile.ReduceOp: _reduce,
-    tile.MmaOp: _mma,
     tile.CheckOp: _check,
     scf.ForOp: _for,
 })
