@@ -12,48 +12,52 @@ Before (see lower-tile-to-loops for the full tile form):
     }
 
 After: one function per kernel; one CUDA block per grid point (`begin + ctaid.x`,
-delinearized row-major into the program ids), and the block's threads cooperate on each tile:
+delinearized row-major into the program ids), and the block's threads cooperate on each tile
+(here a 32x64 tile: lane groups of 8 threads per row for the reduction, then straight-line
+code for the 8 elements each thread stores):
 
     func.func @k(%a: memref<561xf32>, %c: memref<561xf32>, %begin: index, %end: index)
         attributes {gpu.kernel, gpu.block_size = 256 : i64, gpu.shared_bytes = 128 : i64, ...} {
       %m = memref.alloca() : memref<32x1xf32, 3>                    // shared memory
-      %tid = func.call @llvm.nvvm.read.ptx.sreg.tid.x() : () -> i32   // + ctaid.x, ntid.x
+      %tid = func.call @llvm.nvvm.read.ptx.sreg.tid.x() : () -> i32   // + ctaid.x
       scf.for %o = ... {                                             // reduce: 8 lanes per row
         %p = scf.for %r = %lane to %c64 step %c8 iter_args(...) { <load, max> }
         %s = func.call @llvm.nvvm.shfl.sync.bfly.f32(%full, %p, %c4, %c31)  // + 2, 1
         scf.if %lane_is_0 { memref.store %s, %m[...] }
       }
       func.call @llvm.nvvm.barrier0() : () -> ()                     // %m crosses threads
-      scf.for %e = %tid to %c2048 step %ntid { <loads, map, memref.load %m, store> }
+      <element tid + 256 k, k = 0..7: loads, map, memref.load %m; scf.if inside { store }>
       func.return
     }
 
 How tiles map to threads:
-- **Lazy tiles.** Loads, maps, broadcasts, iota and gathers are never materialized: a
-  *thread loop* (`for e = tid; e < elements; e += ntid`, last tile axis fastest, so a warp
-  touches contiguous memory) evaluates the expression per element. Each load and map body is
-  evaluated once per element; all stores of a kernel that share a tile position run in one
-  thread loop and compute every value before the first store (in-place kernels).
-- **Shared-memory tiles.** Values that must exist as a whole live in shared memory
-  (`memref.alloca` in memory space 3): reduction results, loop-carried tiles, mma operands
-  and accumulators, maps used more than once. Their writes are cooperative thread loops.
-- **Reductions** (`tile.reduce`) give each output element a group of G lanes (a power of
-  two, G = block / outputs, at most the reduced extent): each lane folds a strided slice,
-  `shfl.sync.bfly` combines the group within a warp, and a group wider than a warp combines
-  its warps' partials through a shared scratch row.
-- **mma**: a and b are staged in shared memory; each thread owns an RM x RN micro-tile of
-  the accumulator (rows and columns strided across threads: conflict-free shared reads,
-  coalesced stores) and runs the k loop on registers with `fma`.
+- **Lazy tiles.** Loads, maps, broadcasts, iota and gathers are never materialized: thread t
+  evaluates a tile expression at elements t, t + block, ... (last tile axis fastest, so a
+  warp touches contiguous memory). With at most UNROLL_LIMIT elements per thread this is
+  straight-line code whose element values stay available to the rest of the region (loads
+  of one tile position and maps with the same body share them: see `thread_loop`);
+  otherwise a thread loop. All stores of a kernel that share a tile position are emitted
+  together and compute every value before the first store (in-place kernels).
+- **Shared-memory tiles** (`memref.alloca` in memory space 3): reduction partials and
+  results, loop-carried tiles, mma operands. Their writes are cooperative.
+- **Reductions** (`tile.reduce`, tile_to_gpu_ops): over rows at least a block long, each
+  thread folds its elements, a `shfl.sync.bfly` butterfly combines the warp and the warps'
+  partials stay in shared memory until read (`PartialsTile`); otherwise each output element
+  gets a group of G lanes (a power of two, G = block / outputs, at most the reduced extent)
+  that fold strided slices, combine within the warp, and across warps in a scratch row.
+- **mma** (tile_to_gpu_mma): a and b are staged k-major in shared memory; each thread owns
+  an RM x RN micro-tile of the accumulator, kept in registers through the kernel's k loop
+  and the epilogue (`RegisterTile`), and runs the k loop with `fma`.
 - **Barriers** are placed from the dependencies between accesses, not after every write.
-  Every shared access is recorded with its thread mapping: *owned* when a thread loop
-  touches exactly its own element of a tile of the loop's shape (so the same thread wrote
-  it), else *crossing*. A barrier goes in front of the first access that reads what another
-  thread wrote (RAW) or writes what another thread read or wrote (WAR/WAW), at the
-  uniform level, and one barrier settles every pending access; a loop body ends with one
-  when accesses are pending, so the next iteration starts clean. Global memory joins this
-  bookkeeping only where tokens order it: a load whose token comes from a store (read
-  after write through memory) is checked like a shared read. `{barriers = "naive"}` instead
-  puts a barrier before and after every shared-memory write, for comparison (FileCheck).
+  Every shared access is recorded with its thread mapping: *owned* when the thread touches
+  exactly its own element of a tile of the code's shape (so the same thread wrote it), else
+  *crossing*. A barrier goes in front of the first access that reads what another thread
+  wrote (RAW) or writes what another thread read or wrote (WAR/WAW), at the uniform level,
+  and one barrier settles every pending access; a loop body ends with one when what is
+  pending conflicts with the next iteration's first accesses. Global memory joins this
+  bookkeeping only where tokens order it: a load whose token comes from a store (read after
+  write through memory) is checked like a shared read. `{barriers = "naive"}` instead puts
+  a barrier before and after every shared-memory write, for comparison (FileCheck).
 - **tile.check** stores 1 into a trailing `memref<1xi32>` status argument (the runtime
   raises the kernel's `tile.error` message); execution continues with clamped indices, so
   no thread leaves early and no barrier is skipped (seed 004 §5.8).

@@ -11,8 +11,9 @@
 //    (shfl.sync.bfly), and a barrier stands only where a thread reads what another wrote.
 // 3. A matmul with a k loop (100 = 4 tiles of 32), in 32x32 output tiles (small: at least
 //    132 tiles are wanted, one per SM): a and b staged k-major in shared memory, each of the
-//    128 threads owns a 2x4 micro-tile accumulated with math.fma in registers; 2 barriers
-//    (operands staged -> read; read -> restaged in the next iteration) against 4 naive ones.
+//    128 threads owns a 2x4 micro-tile of the accumulator, carried in registers through the
+//    k loop (math.fma) and stored from there; 2 barriers (operands staged -> read; read ->
+//    restaged in the next iteration) against 3 naive ones.
 // 4. A softmax over 5000-wide rows (3 chunks of 2048: the running max and sum are loop-carried
 //    shared tiles): 4 dependency-placed barriers against 7 with barriers=naive (a barrier
 //    before and after every shared-memory write).
@@ -144,31 +145,29 @@ func.func @matmul(%a: tensor<17x100xf32>, %b: tensor<100x33xf32>) -> tensor<17x3
 // CHECK-LABEL: func.func @matmul_matmul_0(
 // CHECK-SAME:    gpu.block_size = 128 : i64
 // CHECK-SAME:    gpu.barriers = 2 : i64
-// a staged k-major ([k][m + 4]), b ([k][n + 4]), the accumulator:
+// Only a and b are in shared memory, staged k-major ([k][m + 4], [k][n + 4]); the
+// accumulator is in registers.
 // CHECK-COUNT-2: memref.alloca() {alignment = 16 : i64} : memref<32x36xf32, 3 : i64>
-// CHECK:         memref.alloca() {alignment = 16 : i64} : memref<32x32xf32, 3 : i64>
-// The accumulator starts at zero (straight-line: 8 elements per thread), then the k loop
-// over 4 tiles: stage, barrier, fma on registers, barrier before restaging.
-// CHECK-NOT:     scf.for
-// CHECK:         memref.store {{%[0-9]+}}, [[ACC:%[0-9]+]][
-// CHECK:         scf.for
+// CHECK-NOT:     memref.alloca
+// The k loop over 4 tiles carries this thread's 8 cells: stage, barrier, fma, barrier
+// before restaging.
+// CHECK:         {{(%[0-9]+, ){7}%[0-9]+}} = scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK:           memref.store {{%[0-9]+}}, [[A:%[0-9]+]][
 // CHECK:           memref.store {{%[0-9]+}}, [[B:%[0-9]+]][
 // CHECK:           func.call @llvm.nvvm.barrier0() : () -> ()
-// CHECK:           memref.load [[ACC]]
 // CHECK:           scf.for {{.*}} iter_args
 // CHECK:             memref.load [[A]]
 // CHECK:             memref.load [[B]]
 // CHECK:             math.fma
-// CHECK:           memref.store {{%[0-9]+}}, [[ACC]]
 // CHECK:           func.call @llvm.nvvm.barrier0() : () -> ()
+// CHECK-NEXT:      scf.yield
 // CHECK-NEXT:    }
-// The store reads the accumulator after the k loop's last barrier: no extra barrier.
+// The store runs over the thread's own cells, straight from registers: no barrier.
 // CHECK-NOT:     func.call @llvm.nvvm.barrier0()
-// CHECK:         memref.load [[ACC]]
+// CHECK-COUNT-8: memref.store {{%[0-9]+}}, %2[
 // CHECK:         func.return
 // NAIVE-LABEL: func.func @matmul_matmul_0(
-// NAIVE-SAME:    gpu.barriers = 4 : i64
+// NAIVE-SAME:    gpu.barriers = 3 : i64
 
 // PTX-LABEL: .visible .entry matmul_matmul_0(
 // PTX:       ld.shared.v4.f32
