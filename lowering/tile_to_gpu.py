@@ -368,17 +368,7 @@ class GpuKernelLowering(KernelLowering):
         indices clamped into `extents` for reads, `inside` set for effects, `cell` telling
         register tiles which of their values to give."""
         for position, indices in enumerate(layout.cells(self)):
-            checks = []
-            for axis, (extent, size) in enumerate(zip(extents, layout.shape)):
-                if static_value(extent) == size:
-                    continue
-                checks.append(self.emit(arith.CmpiOp(indices[axis], extent, "ult")))
-                last = self.emit(arith.SubiOp(extent, self.index(1)))
-                indices[axis] = self.emit(arith.MinUIOp(indices[axis], last))
-            inside = None
-            for check in checks:
-                inside = check if inside is None else self.emit(arith.AndIOp(inside, check))
-            self.inside, self.cell = inside, (layout, position)
+            self.inside, self.cell = self.clamp(indices, extents, layout.shape), (layout, position)
             body(indices)
         self.inside, self.cell = None, None
 
@@ -450,18 +440,22 @@ class GpuKernelLowering(KernelLowering):
                 indices = [*(self.index(i) for i in unravel(first // shape[-1], shape[:-1])), column]
             else:
                 indices = delinearize(self, self.add(self.thread, self.index(first)), shape)
-            checks = []
-            for axis, (extent, size) in enumerate(zip(extents, shape)):
-                if static_value(extent) == size:
-                    continue
-                checks.append(self.emit(arith.CmpiOp(indices[axis], extent, "ult")))
-                last = self.emit(arith.SubiOp(extent, self.index(1)))
-                indices[axis] = self.emit(arith.MinUIOp(indices[axis], last))
-            inside = None
-            for check in checks:
-                inside = check if inside is None else self.emit(arith.AndIOp(inside, check))
+            inside = self.clamp(indices, extents, shape)
             self.region.indices[key] = (indices, inside)
         return self.region.indices[key]
+
+    def clamp(self, indices: list[SSAValue], extents: Sequence[SSAValue], shape: Sequence[int]) -> SSAValue | None:
+        """Clamps `indices` (in place) into `extents` on the axes an extent may cut, so
+        reads stay in bounds; returns whether the element is inside (None: always)."""
+        inside = None
+        for axis, (extent, size) in enumerate(zip(extents, shape)):
+            if static_value(extent) == size:
+                continue
+            check = self.emit(arith.CmpiOp(indices[axis], extent, "ult"))
+            last = self.emit(arith.SubiOp(extent, self.index(1)))
+            indices[axis] = self.emit(arith.MinUIOp(indices[axis], last))
+            inside = check if inside is None else self.emit(arith.AndIOp(inside, check))
+        return inside
 
     def extent_key(self, extent: SSAValue, size: int) -> object:
         """value_key of an extent of an axis of `size`, up to the identities of min on
