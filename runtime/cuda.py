@@ -15,8 +15,9 @@ size (256 threads), and copies the results back (synchronous, on the default str
 `launch()` runs only the kernels, on the inputs already on the device (benchmarks).
 
 Inputs may also be device arrays: any object with `__cuda_array_interface__` (torch CUDA
-tensors, CuPy, Numba device arrays), C-contiguous, of the argument's shape and dtype, is
-read in place (zero copy: its pointer goes into the launch arguments). `run_on_device`
+tensors, CuPy, Numba device arrays) or DLPack on a CUDA device (JAX, ...; through
+cuda-core's StridedMemoryView), C-contiguous, of the argument's shape and dtype, is read
+in place (zero copy: its pointer goes into the launch arguments). `run_on_device`
 returns the results as Numba device arrays (views of the arenas, valid until the next call).
 
 Kernels with range checks (embedding ids, cross-entropy labels) write 1 into a status word
@@ -86,6 +87,30 @@ def device_arch(cuda) -> str:
     if (major, minor) > (9, 0):
         return "sm_90"  # PTX for compute_90 is JIT-compiled forward by the driver
     raise StrataError(f"target 'cuda': compute capability {major}.{minor} is older than sm_80")
+
+
+DLPACK_CUDA_DEVICES = (2, 13)
+"""DLPack device types whose memory kernels can read: kDLCUDA, kDLCUDAManaged."""
+
+
+def is_device_array(value: object) -> bool:
+    """A CUDA device array: `__cuda_array_interface__`, or DLPack on a CUDA device."""
+    if hasattr(value, "__cuda_array_interface__"):
+        return True
+    device = getattr(value, "__dlpack_device__", None)
+    return device is not None and device()[0] in DLPACK_CUDA_DEVICES
+
+
+def strided_memory_view(value: object):
+    """cuda.core's view of a DLPack array (no stream ordering: the default stream is used)."""
+    try:
+        from cuda.core.utils import StridedMemoryView
+    except ImportError:
+        try:
+            from cuda.core.experimental.utils import StridedMemoryView
+        except ImportError:
+            raise InputError("DLPack inputs need cuda-core (pip install cuda-core)") from None
+    return StridedMemoryView(value, stream_ptr=-1)
 
 
 class _Launcher:
@@ -212,13 +237,14 @@ class CudaExecutable:
 
     def set_inputs(self, *args: object) -> None:
         expected = self.signature.function_type.inputs.data
-        on_device = [hasattr(a, "__cuda_array_interface__") for a in args]
+        on_device = [is_device_array(a) for a in args]
         placeholders = [
             np.lib.stride_tricks.as_strided(np.zeros(1, numpy_dtype(t.element_type)), tuple(t.get_shape()), [0] * t.get_num_dims())
             if device else arg
             for arg, t, device in zip(args, expected, on_device)
         ]  # fmt: skip
         arrays = check_inputs(self.signature, placeholders if len(args) == len(expected) else args)
+        self.held_views = []  # DLPack views of this call's inputs stay alive until the next
         pointers = list(self.pointers)
         for i, (arg, array, t) in enumerate(zip(args, arrays, expected)):
             if on_device[i]:
@@ -233,20 +259,25 @@ class CudaExecutable:
             self._build_arguments()
 
     def _device_pointer(self, index: int, arg, t) -> int:
-        """The device pointer of a `__cuda_array_interface__` argument, checked against `t`."""
-        interface = arg.__cuda_array_interface__
-        shape, dtype = tuple(interface["shape"]), np.dtype(interface["typestr"])
+        """The device pointer of a device-array argument (`__cuda_array_interface__`, or
+        DLPack on a CUDA device through cuda.core's StridedMemoryView), checked against `t`."""
+        if hasattr(arg, "__cuda_array_interface__"):
+            interface = arg.__cuda_array_interface__
+            shape, dtype, pointer = tuple(interface["shape"]), np.dtype(interface["typestr"]), int(interface["data"][0])
+            strides = interface.get("strides")
+            strides = None if strides is None else tuple(s // dtype.itemsize for s in strides)
+        else:
+            view = strided_memory_view(arg)
+            shape, dtype, pointer, strides = tuple(view.shape), np.dtype(view.dtype), int(view.ptr), view.strides
+            self.held_views.append(view)
         want_shape, want_dtype = tuple(t.get_shape()), numpy_dtype(t.element_type)
-        strides = interface.get("strides")
-        contiguous = strides is None or tuple(strides) == tuple(
-            dtype.itemsize * math.prod(shape[i + 1 :]) for i in range(len(shape))
-        )
+        contiguous = strides is None or tuple(strides) == tuple(math.prod(shape[i + 1 :]) for i in range(len(shape)))
         if shape != want_shape or dtype != want_dtype or not contiguous:
             raise InputError(
                 f"@{self.signature.sym_name.data} argument {index}: expected a C-contiguous device array "
                 f"of {t}, got shape {shape}, dtype {dtype}{'' if contiguous else ', strided'}"
             )
-        return int(interface["data"][0])
+        return pointer
 
     def launch(self) -> None:
         """Run every kernel on the inputs already on the device (no copies, no sync)."""

@@ -336,6 +336,21 @@ def test_device_arrays_are_read_in_place_and_results_stay_on_device():
     (from_torch,) = exe(torch.from_numpy(x).cuda())
     np.testing.assert_allclose(from_torch, want, rtol=1e-5, atol=1e-6)
 
+    class DLPackOnly:
+        """A CUDA array that speaks only DLPack (as JAX arrays do)."""
+
+        def __init__(self, tensor):
+            self.tensor = tensor
+
+        def __dlpack__(self, **kwargs):
+            return self.tensor.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self.tensor.__dlpack_device__()
+
+    (from_dlpack,) = exe(DLPackOnly(torch.from_numpy(x).cuda()))
+    np.testing.assert_allclose(from_dlpack, want, rtol=1e-5, atol=1e-6)
+
 
 @needs_gpu
 @pytest.mark.parametrize("case", ["matmul-17-rows", "matmul-1-row", "matmul-1-column", "matmul-transposed-b",
