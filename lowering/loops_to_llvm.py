@@ -172,6 +172,14 @@ class FunctionEmitter:
         """How this emitter translates `op` (a target may override some entries)."""
         return HANDLERS.get(type(op))
 
+    def scalar_type(self, type_: Attribute) -> ir.Type:
+        """The register type of a scalar (a target may represent some types differently)."""
+        return scalar_type(type_)
+
+    def memory_type(self, element_type: Attribute) -> ir.Type:
+        """The in-memory type of an element."""
+        return memory_type(element_type)
+
     def translate(self, op: Operation) -> None:
         handler = self.handler(op)
         if handler is None:
@@ -238,7 +246,7 @@ class FunctionEmitter:
             term = self.values[index]
             terms.append(term if stride == 1 else self.builder.mul(term, ir.Constant(I64, stride)))
         offset = reduce(self.builder.add, terms) if terms else ir.Constant(I64, 0)
-        element = memory_type(memref_value.type.element_type)
+        element = self.memory_type(memref_value.type.element_type)
         return self.builder.gep(
             self.values[memref_value], [offset], inbounds=True, source_etype=element
         )
@@ -248,7 +256,7 @@ class FunctionEmitter:
 
 
 def constant(emitter: FunctionEmitter, op: arith.ConstantOp) -> ir.Value:
-    type_ = scalar_type(op.result.type)
+    type_ = emitter.scalar_type(op.result.type)
     # LLVM reads an i32 4294967295 as -1, so xDSL's signed or unsigned spelling both work.
     if isinstance(op.value, IntegerAttr | FloatAttr):
         return ir.Constant(type_, op.value.value.data)
@@ -345,13 +353,13 @@ def select(emitter: FunctionEmitter, op: arith.SelectOp) -> ir.Value:
 
 def cast(method: str, emitter: FunctionEmitter, op: Operation) -> ir.Value:
     (value,) = emitter.operands(op)
-    return getattr(emitter.builder, method)(value, scalar_type(op.results[0].type))
+    return getattr(emitter.builder, method)(value, emitter.scalar_type(op.results[0].type))
 
 
 def index_cast(emitter: FunctionEmitter, op: arith.IndexCastOp) -> ir.Value:
     """index <-> iN: sign-extends or truncates (index is i64)."""
     (value,) = emitter.operands(op)
-    target = scalar_type(op.result.type)
+    target = emitter.scalar_type(op.result.type)
     if value.type.width == target.width:
         return value
     method = "sext" if value.type.width < target.width else "trunc"
@@ -363,8 +371,8 @@ def index_cast(emitter: FunctionEmitter, op: arith.IndexCastOp) -> ir.Value:
 
 def load(emitter: FunctionEmitter, op: memref.LoadOp) -> ir.Value:
     pointer = emitter.element_pointer(op.memref, op.indices)
-    value = emitter.builder.load(pointer, typ=memory_type(op.memref.type.element_type))
-    result_type = scalar_type(op.res.type)
+    value = emitter.builder.load(pointer, typ=emitter.memory_type(op.memref.type.element_type))
+    result_type = emitter.scalar_type(op.res.type)
     return emitter.builder.trunc(value, result_type) if result_type == I1 else value
 
 
@@ -379,7 +387,7 @@ def store(emitter: FunctionEmitter, op: memref.StoreOp) -> None:
 def alloca(emitter: FunctionEmitter, op: memref.AllocaOp) -> ir.Value:
     shape = static_shape(op.memref.type)  # also rejects dynamic sizes
     default_memory(op.memref.type)
-    element = memory_type(op.memref.type.element_type)
+    element = emitter.memory_type(op.memref.type.element_type)
     buffer = emitter.allocas.alloca(element, size=ir.Constant(I64, prod(shape)))
     requested = op.alignment.value.data if op.alignment is not None else 0
     buffer.align = max(ALLOCA_ALIGNMENT, requested)
@@ -440,7 +448,7 @@ def if_(emitter: FunctionEmitter, op: scf.IfOp) -> list[ir.Value]:
     b.position_at_end(merge)
     results = []
     for i, result in enumerate(op.results):
-        phi = b.phi(scalar_type(result.type))
+        phi = b.phi(emitter.scalar_type(result.type))
         for values, block in incoming:
             phi.add_incoming(values[i], block)
         results.append(phi)

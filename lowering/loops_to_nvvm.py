@@ -22,7 +22,11 @@ or the NVPTX backend does not take:
 | `llvm.smax/smin/umax/umin`, `llvm.abs` (LLVM 12) | `icmp` + `select` |
 | `llvm.exp/exp2/log/log2/pow/sin/cos/roundeven/fabs`, libm `tanh/erf/log1p` | libdevice `__nv_*` |
 
-bf16 has no LLVM 7 type: kernels using it are refused with a StrataError. Math functions
+bf16 has no LLVM 7 type: a bf16 element is an i16 in memory and an f32 in registers (the
+bits shifted into the high half on load), and every op whose result is bf16 rounds its f32
+result to the nearest bf16 (even on ties, NaN kept) — the reference's "compute in f32,
+round each result once" (a cast from f64 or a wide integer rounds twice: through f32 first).
+The store takes the high half of that f32. Math functions
 come from libdevice (`libdevice.10.bc`, added lazily after the module verifies, like
 Numba). Compilation uses `-fma=0`: libNVVM contracts mul+add into FMA by default, which
 would change rounding against the reference; explicit `math.fma` (the `fuse-fma` pass)
@@ -40,7 +44,7 @@ from functools import partial
 from math import prod
 
 from llvmlite import ir
-from xdsl.dialects import arith, func, math, memref
+from xdsl.dialects import arith, func, math, memref, scf
 from xdsl.dialects.builtin import BFloat16Type, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Operation
 
@@ -48,11 +52,14 @@ from strata.errors import StrataError
 from strata.lowering.loops_to_llvm import (
     DOUBLE,
     FLOAT,
+    HALF,
     HANDLERS,
     FunctionEmitter,
     UnsupportedType,
     add_function_attributes,
     alloca,
+    load,
+    store,
     fastmath_flags,
     memory_type,
     scalar_type,
@@ -85,11 +92,18 @@ def fail(message: str) -> StrataError:
     return StrataError(f"loops-to-nvvm: {message}")
 
 
+I16 = ir.IntType(16)
+BF16_NAN = 0x7FC00000
+FLOAT_WIDTHS = {HALF: 16, FLOAT: 32, DOUBLE: 64}
+
+
+def nvvm_memory_type(element_type) -> ir.Type:
+    return I16 if isinstance(element_type, BFloat16Type) else memory_type(element_type)
+
+
 def pointer_type(memref_type: MemRefType) -> ir.Type:
     static_shape(memref_type)
-    if isinstance(memref_type.element_type, BFloat16Type):
-        raise UnsupportedType("bf16 is not on the GPU yet (libNVVM's LLVM 7 reader has no bfloat)")
-    return ir.PointerType(memory_type(memref_type.element_type), addrspace=GLOBAL)
+    return ir.PointerType(nvvm_memory_type(memref_type.element_type), addrspace=GLOBAL)
 
 
 class NvvmFunctionEmitter(FunctionEmitter):
@@ -98,6 +112,31 @@ class NvvmFunctionEmitter(FunctionEmitter):
     def __init__(self, llvm_function: ir.Function, functions: dict[str, ir.Function]):
         super().__init__(llvm_function, functions)
         self.shared: list[ir.GlobalVariable] = []
+
+    def scalar_type(self, type_) -> ir.Type:
+        return FLOAT if isinstance(type_, BFloat16Type) else scalar_type(type_)
+
+    def memory_type(self, element_type) -> ir.Type:
+        return nvvm_memory_type(element_type)
+
+    def translate(self, op: Operation) -> None:
+        """bf16 results (f32 registers) are rounded to bf16 after the op that makes them."""
+        super().translate(op)
+        if isinstance(op, ROUNDED_BY_PRODUCER):
+            return
+        for result in op.results:
+            if isinstance(result.type, BFloat16Type):
+                self.values[result] = self.round_to_bf16(self.values[result])
+
+    def round_to_bf16(self, value: ir.Value) -> ir.Value:
+        """The bf16 nearest to an f32 (ties to even; NaN stays NaN), as an f32."""
+        b = self.builder
+        bits = b.bitcast(value, I32)
+        odd = b.and_(b.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 1))
+        rounded = b.add(b.add(bits, ir.Constant(I32, 0x7FFF)), odd)
+        kept = b.and_(rounded, ir.Constant(I32, 0xFFFF0000))
+        nan = b.fcmp_unordered("uno", value, value)
+        return b.bitcast(b.select(nan, ir.Constant(I32, BF16_NAN), kept), FLOAT)
 
     def handler(self, op: Operation):
         return NVVM_HANDLERS.get(type(op)) or HANDLERS.get(type(op))
@@ -119,6 +158,33 @@ class NvvmFunctionEmitter(FunctionEmitter):
 def negf(emitter: NvvmFunctionEmitter, op: arith.NegfOp) -> ir.Value:
     (value,) = emitter.operands(op)
     return emitter.builder.fsub(ir.Constant(value.type, -0.0), value, flags=fastmath_flags(op))
+
+
+def bf16_load(emitter: NvvmFunctionEmitter, op: memref.LoadOp) -> ir.Value:
+    if not isinstance(op.res.type, BFloat16Type):
+        return load(emitter, op)
+    b = emitter.builder
+    bits = b.load(emitter.element_pointer(op.memref, op.indices), typ=I16)
+    return b.bitcast(b.shl(b.zext(bits, I32), ir.Constant(I32, 16)), FLOAT)
+
+
+def bf16_store(emitter: NvvmFunctionEmitter, op: memref.StoreOp) -> None:
+    if not isinstance(op.value.type, BFloat16Type):
+        return store(emitter, op)
+    b = emitter.builder
+    high = b.lshr(b.bitcast(emitter.values[op.value], I32), ir.Constant(I32, 16))
+    b.store(b.trunc(high, I16), emitter.element_pointer(op.memref, op.indices))
+
+
+def float_conversion(emitter: NvvmFunctionEmitter, op: arith.ExtFOp | arith.TruncFOp) -> ir.Value:
+    """extf / truncf with bf16 (an f32 register) on either side: between registers of one
+    width nothing moves; the bf16 rounding follows in translate."""
+    (value,) = emitter.operands(op)
+    target = emitter.scalar_type(op.result.type)
+    if value.type == target:
+        return value
+    wider = FLOAT_WIDTHS[target] > FLOAT_WIDTHS[value.type]
+    return (emitter.builder.fpext if wider else emitter.builder.fptrunc)(value, target)
 
 
 def nan_propagating(name: str, emitter: NvvmFunctionEmitter, op: Operation) -> ir.Value:
@@ -171,7 +237,13 @@ NVVM_HANDLERS = {
     arith.MinUIOp: partial(int_select, "icmp_unsigned", "<"),
     math.AbsIOp: absi,
     memref.AllocaOp: shared_alloca,
+    memref.LoadOp: bf16_load,
+    memref.StoreOp: bf16_store,
+    arith.ExtFOp: float_conversion,
+    arith.TruncFOp: float_conversion,
 }
+ROUNDED_BY_PRODUCER = (memref.LoadOp, scf.ForOp, scf.IfOp, arith.SelectOp, math.AbsFOp, arith.NegfOp)
+"""Ops whose bf16 results are bf16 already (loaded, carried, selected, sign changes)."""
 
 
 def declare_kernel(module: ir.Module, op: func.FuncOp) -> ir.Function:

@@ -10,6 +10,7 @@ from math import prod
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -56,9 +57,9 @@ def i32_constant(k: GpuKernelLowering, value: int) -> SSAValue:
 
 def shuffle_xor(k: GpuKernelLowering, value: SSAValue, offset: int) -> SSAValue:
     """The `value` of the lane `offset` away in butterfly order (shfl.sync.bfly, whole warp);
-    64-bit values travel as two 32-bit halves, f16 as f32."""
+    64-bit values travel as two 32-bit halves, f16 and bf16 as f32."""
     t = value.type
-    if isinstance(t, Float16Type):
+    if isinstance(t, Float16Type | BFloat16Type):
         wide = k.emit(arith.ExtFOp(value, Float32Type()))
         return k.emit(arith.TruncFOp(shuffle_xor(k, wide, offset), t))
     if isinstance(t, Float64Type):

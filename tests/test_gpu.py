@@ -109,9 +109,9 @@ UNARY_FLOAT = ["exp", "tanh", "sigmoid", "silu", "erf", "neg", "abs", "relu", "l
 UNARY_INT = ["neg", "abs", "relu"]
 BINARY = ["add", "sub", "mul", "maximum", "minimum"]
 FLOAT_BINARY = ["div", "pow"]
-FLOATS = ["f32", "f64", "f16"]
+FLOATS = ["f32", "f64", "f16", "bf16"]
 INTS = ["i32", "i64"]
-CASTS = [("f32", "i32"), ("f32", "i64"), ("f64", "i32"), ("i32", "f32"), ("i64", "f64"), ("f32", "f64"), ("f64", "f32"), ("f32", "i1"), ("i1", "f32"), ("i64", "i32"), ("i32", "i64"), ("f16", "f32"), ("f32", "f16")]
+CASTS = [("f32", "bf16"), ("bf16", "f32"), ("bf16", "f64"), ("f64", "bf16"), ("i32", "bf16"), ("bf16", "f16"), ("f32", "i32"), ("f32", "i64"), ("f64", "i32"), ("i32", "f32"), ("i64", "f64"), ("f32", "f64"), ("f64", "f32"), ("f32", "i1"), ("i1", "f32"), ("i64", "i32"), ("i32", "i64"), ("f16", "f32"), ("f32", "f16")]
 
 CASES: list[tuple[str, str]] = []
 """(id, module text) for every elementwise op of this slice."""
@@ -221,14 +221,42 @@ def test_cooperative_kernels_use_shared_memory_shuffles_and_barriers(text, expec
         assert fragment in lowered
 
 
-def test_unsupported_arch_and_bf16_are_clear_errors():
-    from strata.lowering.loops_to_nvvm import translate_kernels, compute_arch
+def test_unsupported_arch_is_a_clear_error():
+    from strata.lowering.loops_to_nvvm import compute_arch
 
     with pytest.raises(StrataError, match="unsupported GPU architecture 'sm_70'"):
         compute_arch("sm_70")
+
+
+def test_bf16_is_i16_in_memory_and_f32_in_registers():
+    """LLVM 7 has no bfloat: i16 loads shifted into f32, each result rounded to bf16."""
+    from strata.lowering.loops_to_nvvm import translate_kernels
+
     module = lower(single_op("graph.add", [((8,), "bf16"), ((8,), "bf16")], ((8,), "bf16")))
-    with pytest.raises(StrataError, match="bf16 is not on the GPU yet"):
-        translate_kernels(module, ir_version=(2, 0, 3, 2))
+    text = str(translate_kernels(module, ir_version=(2, 0, 3, 2)))
+    assert "bfloat" not in text and "i16 addrspace(1)*" in text
+    assert "fadd float" in text and "32767" in text  # the round-to-nearest-even bias 0x7FFF
+
+
+BF16_KERNELS = [
+    ("softmax-bf16", single_op("graph.softmax", [((5, 300), "bf16")], ((5, 300), "bf16"), "axis = -1 : i64")),
+    ("layernorm-bf16", single_op("graph.layernorm", [((5, 40), "bf16"), ((40,), "bf16"), ((40,), "bf16")], ((5, 40), "bf16"))),
+    ("matmul-bf16", single_op("graph.matmul", [((9, 40), "bf16"), ((40, 7), "bf16")], ((9, 7), "bf16"))),
+    ("reduce_sum-bf16", single_op("graph.reduce_sum", [((9, 40), "bf16")], ((9,), "bf16"), "axes = array<i64: 1>")),
+    ("reduce_max-bf16", single_op("graph.reduce_max", [((300, 9), "bf16")], ((9,), "bf16"), "axes = array<i64: 0>")),
+]  # fmt: skip
+
+
+@needs_ptx_tools
+@pytest.mark.parametrize("text", [t for _, t in BF16_KERNELS], ids=[i for i, _ in BF16_KERNELS])
+def test_bf16_kernels_compile(text, tmp_path):
+    ptxas(ptx_of(text), "sm_90", tmp_path)
+
+
+@needs_gpu
+@pytest.mark.parametrize("text", [t for _, t in BF16_KERNELS], ids=[i for i, _ in BF16_KERNELS])
+def test_bf16_kernels_on_gpu(text, request):
+    check_on_gpu(text, inputs_for(text, request.node.callspec.id, np.random.default_rng(9)))
 
 
 @pytest.mark.skipif(_cuda_available(), reason="a GPU is present")
