@@ -395,3 +395,38 @@ def test_gpu_boundary_sizes(case):
     if case == "embedding":
         inputs[1] = rng.integers(0, 11, size=5)
     check_on_gpu(text, inputs)
+
+
+def test_bf16_rounding_matches_ml_dtypes():
+    """The NVVM emitter's f32 -> bf16 rounding (to nearest, ties to even, NaN kept), built
+    into a host function with the same IR builder calls and run on the CPU: every f32 bit
+    pattern class (ties, carries into the exponent, overflow to inf, subnormals, NaN)."""
+    import ctypes
+
+    import ml_dtypes
+    from llvmlite import ir
+
+    from strata.lowering.loops_to_llvm import FLOAT
+    from strata.lowering.loops_to_nvvm import NvvmFunctionEmitter
+    from strata.runtime.jit import JitModule
+
+    module = ir.Module(name="bf16")
+    function = ir.Function(module, ir.FunctionType(FLOAT, [FLOAT]), "round_to_bf16")
+    emitter = NvvmFunctionEmitter(function, {})
+    emitter.builder.ret(emitter.round_to_bf16(function.args[0]))
+    emitter.allocas.branch(emitter.entry)
+    jit = JitModule(module)
+    rounding = ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_float)(jit.function_address("round_to_bf16"))
+
+    rng = np.random.default_rng(3)
+    bits = np.concatenate([
+        rng.integers(0, 2**32, size=20000, dtype=np.uint64).astype(np.uint32),
+        np.array([0x3F808000, 0x3F818000, 0x7F7FFFFF, 0x7F7F8000, 0x00008000, 0x80018000, 0x3FFFFFFF], np.uint32),
+    ])  # fmt: skip
+    values = bits.view(np.float32)
+    got = np.array([rounding(float(v)) for v in values], np.float32)
+    with np.errstate(invalid="ignore"):
+        want = values.astype(ml_dtypes.bfloat16).astype(np.float32)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    finite = ~np.isnan(want)
+    np.testing.assert_array_equal(got[finite].view(np.uint32), want[finite].view(np.uint32))
