@@ -33,11 +33,9 @@ from strata.dialects import tile
 from strata.errors import ExecutionError, InputError
 from strata.lowering.loops_to_llvm import translate_module
 from strata.lowering.tile_to_loops import kernel_functions
-from strata.pipelines import run_pipeline
-from strata.runtime.dtypes import dense_to_numpy, numpy_dtype
+from strata.runtime.dtypes import numpy_dtype
 from strata.runtime.jit import JitModule
-from strata.runtime.reference.interpreter import check_inputs, find_entry
-from strata.transforms.plan_memory import placement, read_plan
+from strata.runtime.program import LoweredProgram, planned_view
 
 CPU_PIPELINE = "cpu-pipeline"
 ALIGNMENT = 64
@@ -100,15 +98,11 @@ class CpuExecutable:
         bind: bool = True,
         fusion: bool = True,
     ):
-        self.signature = find_entry(module, entry).clone()
-        lowered = module.clone()
-        if pipeline:
-            run_pipeline(lowered, pipeline)
-        run_pipeline(lowered, CPU_PIPELINE if fusion else f"{CPU_PIPELINE}{{fusion=false}}")
-        self.module = lowered
-        self.jit = jit_kernels(lowered)
-        self.program = find_entry(lowered, entry)
-        self.plan = read_plan(self.program)
+        self.lowered = LoweredProgram.lower(
+            module, entry, [pipeline, CPU_PIPELINE if fusion else f"{CPU_PIPELINE}{{fusion=false}}"]
+        )
+        self.signature, self.module, self.plan = self.lowered.signature, self.lowered.module, self.lowered.plan
+        self.jit = jit_kernels(self.module)
         if bind:
             self.bind(allocate_arenas(self.plan["arenas"]))
 
@@ -120,28 +114,17 @@ class CpuExecutable:
         size; several executables may share arenas if they never run at the same time)
         and resolve every launch to a function pointer."""
         self.arenas = arenas
-        block = self.program.body.block
-        slots = {arg: i for i, arg in enumerate(block.args)}
-        self.storage: list[np.ndarray | None] = [None] * len(block.args)
-        self.launches: list[Launch] = []
+        buffers, launches, self.results = self.lowered.bind(self._planned_view)
+        inputs = len(self.lowered.inputs.types)
+        self.storage: list[np.ndarray | None] = [None] * inputs + buffers
         kernels = {f.sym_name.data: f for f in kernel_functions(self.module)}
-        for op in block.ops:
-            if isinstance(op, tile.BufferOp):
-                slots[op.result] = len(self.storage)
-                self.storage.append(self._planned_view(op))
-            elif isinstance(op, tile.LaunchOp):
-                kernel = kernels[op.kernel.string_value()]
-                self.launches.append(self._launch(op, kernel, [slots[a] for a in op.args]))
-            elif isinstance(op, func.ReturnOp):
-                self.results = [slots[v] for v in op.arguments]
-        self.pointers = [0] * len(block.args) + [a.ctypes.data for a in self.storage[len(block.args) :]]
+        self.launches = [self._launch(op, kernels[op.kernel.string_value()], slots) for op, slots in launches]
+        self.pointers = [0] * inputs + [a.ctypes.data for a in buffers]
 
     def _planned_view(self, op: tile.BufferOp) -> np.ndarray:
-        dtype = numpy_dtype(op.result.type.element_type)
-        arena, offset, count = placement(op)
-        view = self.arenas[arena][offset : offset + count * dtype.itemsize].view(dtype)
-        if op.init is not None:
-            view[...] = dense_to_numpy(op.init).reshape(-1)
+        view, init = planned_view(op, self.arenas)
+        if init is not None:
+            view[...] = init
         return view
 
     def _launch(self, op: tile.LaunchOp, kernel: func.FuncOp, buffers: list[int]) -> Launch:
@@ -158,7 +141,7 @@ class CpuExecutable:
         return Launch(function, buffers, list(zip(bounds, bounds[1:])), message)
 
     def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
-        inputs = check_inputs(self.signature, args)
+        inputs = self.lowered.inputs.check(args)
         storage, pointers = self.storage, self.pointers
         for i, array in enumerate(inputs):
             storage[i] = np.ascontiguousarray(array)

@@ -39,17 +39,15 @@ import hashlib
 import math
 
 import numpy as np
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from strata.dialects import tile
 from strata.errors import ExecutionError, InputError, StrataError, TargetUnavailableError
 from strata.lowering.loops_to_nvvm import ARCHES, module_to_ptx
 from strata.lowering.tile_to_gpu import DEFAULT_BLOCK_SIZE, GPU_PIPELINE_STEPS, gpu_kernels
-from strata.pipelines import run_pipeline, without_fusion
-from strata.runtime.dtypes import dense_to_numpy, numpy_dtype
-from strata.runtime.reference.interpreter import check_inputs, find_entry
-from strata.transforms.plan_memory import placement, read_plan
+from strata.pipelines import without_fusion
+from strata.runtime.dtypes import numpy_dtype
+from strata.runtime.program import LoweredProgram, planned_view
 
 _MODULES: dict[tuple[int, str], object] = {}
 """Loaded CUDA modules by (context handle, PTX hash)."""
@@ -161,17 +159,13 @@ class CudaExecutable:
     def __init__(self, module: ModuleOp, entry: str | None = None, pipeline: str | None = None, fusion: bool = True):
         cuda = require_cuda()
         self.cuda = cuda
-        self.signature = find_entry(module, entry).clone()
-        lowered = module.clone()
-        if pipeline:
-            run_pipeline(lowered, pipeline)
-        run_pipeline(lowered, GPU_PIPELINE_STEPS if fusion else without_fusion(GPU_PIPELINE_STEPS))
-        self.module = lowered
-        self.program = find_entry(lowered, entry)
-        self.plan = read_plan(self.program)
+        self.lowered = LoweredProgram.lower(
+            module, entry, [pipeline, GPU_PIPELINE_STEPS if fusion else without_fusion(GPU_PIPELINE_STEPS)]
+        )
+        self.signature, self.module, self.plan = self.lowered.signature, self.lowered.module, self.lowered.plan
         self.arch = device_arch(cuda)
-        kernels = {k.sym_name.data: k for k in gpu_kernels(lowered)}
-        self.ptx = module_to_ptx(lowered, self.arch)[1] if kernels else ""
+        kernels = {k.sym_name.data: k for k in gpu_kernels(self.module)}
+        self.ptx = module_to_ptx(self.module, self.arch)[1] if kernels else ""
         self.cuda_module = self._load(self.ptx) if kernels else None
         self.launcher = _Launcher()
         self._bind(kernels)
@@ -188,33 +182,23 @@ class CudaExecutable:
         self.arenas = {
             name: cuda.device_array(size, dtype=np.uint8) for name, size in self.plan["arenas"].items() if size
         }
-        block = self.program.body.block
-        slots = {arg: i for i, arg in enumerate(block.args)}
-        self.inputs = []
-        for t in self.signature.function_type.inputs.data:
-            dtype = numpy_dtype(t.element_type)
-            self.inputs.append(cuda.device_array(max(1, math.prod(t.get_shape())), dtype=dtype))
-        self.storage = list(self.inputs)
+        inputs = self.lowered.inputs
+        self.inputs = [cuda.device_array(max(1, math.prod(shape)), dtype=dtype) for shape, dtype in zip(inputs.shapes, inputs.dtypes)]
         self.status = cuda.to_device(np.zeros(1, np.int32))
         self.checks: list[str] = []
+        buffers, bound, self.results = self.lowered.bind(self._planned_view)
+        self.storage = [*self.inputs, *buffers]
         launches = []
-        for op in block.ops:
-            if isinstance(op, tile.BufferOp):
-                slots[op.result] = len(self.storage)
-                self.storage.append(self._planned_view(op))
-            elif isinstance(op, tile.LaunchOp):
-                name = op.kernel.string_value()
-                kernel = kernels[name]
-                grid = math.prod(kernel.attributes["tile.grid"].get_values())
-                size = kernel.attributes.get("gpu.block_size")
-                threads = size.value.data if size is not None else DEFAULT_BLOCK_SIZE
-                function = self.cuda_module.get_function(name)
-                checked = "gpu.status" in kernel.attributes
-                if checked:
-                    self.checks.append(kernel.attributes["tile.error"].data)
-                launches.append((name, function, grid, threads, [slots[a] for a in op.args], checked))
-            elif isinstance(op, func.ReturnOp):
-                self.results = [slots[v] for v in op.arguments]
+        for op, slots in bound:
+            name = op.kernel.string_value()
+            kernel = kernels[name]
+            grid = math.prod(kernel.attributes["tile.grid"].get_values())
+            size = kernel.attributes.get("gpu.block_size")
+            threads = size.value.data if size is not None else DEFAULT_BLOCK_SIZE
+            checked = "gpu.status" in kernel.attributes
+            if checked:
+                self.checks.append(kernel.attributes["tile.error"].data)
+            launches.append((name, self.cuda_module.get_function(name), grid, threads, slots, checked))
         self.pointers = [a.device_ctypes_pointer.value or 0 for a in self.storage]
         self.bound_launches = launches
         self._build_arguments()
@@ -228,22 +212,15 @@ class CudaExecutable:
         ]  # fmt: skip
 
     def _planned_view(self, op: tile.BufferOp):
-        dtype = numpy_dtype(op.result.type.element_type)
-        arena, offset, count = placement(op)
-        view = self.arenas[arena][offset : offset + count * dtype.itemsize].view(dtype)
-        if op.init is not None:
-            view.copy_to_device(np.ascontiguousarray(dense_to_numpy(op.init).reshape(-1), dtype=dtype))
+        view, init = planned_view(op, self.arenas)
+        if init is not None:
+            view.copy_to_device(init)
         return view
 
     def set_inputs(self, *args: object) -> None:
         expected = self.signature.function_type.inputs.data
         on_device = [is_device_array(a) for a in args]
-        placeholders = [
-            np.lib.stride_tricks.as_strided(np.zeros(1, numpy_dtype(t.element_type)), tuple(t.get_shape()), [0] * t.get_num_dims())
-            if device else arg
-            for arg, t, device in zip(args, expected, on_device)
-        ]  # fmt: skip
-        arrays = check_inputs(self.signature, placeholders if len(args) == len(expected) else args)
+        arrays = self.lowered.inputs.check(args, elsewhere=on_device)
         self.held_views = []  # DLPack views of this call's inputs stay alive until the next
         pointers = list(self.pointers)
         for i, (arg, array, t) in enumerate(zip(args, arrays, expected)):

@@ -7,6 +7,7 @@ holds each op's meaning). Compiled targets are tested by comparing against it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func
@@ -42,24 +43,51 @@ def argument_label(function: func.FuncOp, index: int) -> str:
     return label
 
 
+@dataclass(frozen=True)
+class InputSpecs:
+    """What a function's arguments must be, derived once and checked on every call."""
+
+    function: str
+    types: tuple[TensorType, ...]
+    shapes: tuple[tuple[int, ...], ...]
+    dtypes: tuple[np.dtype, ...]
+    labels: tuple[str, ...]
+
+    @staticmethod
+    def of(function: func.FuncOp) -> InputSpecs:
+        types = tuple(function.function_type.inputs.data)
+        return InputSpecs(
+            function.sym_name.data,
+            types,
+            tuple(tuple(t.get_shape()) for t in types),
+            tuple(tensor_dtype(t) for t in types),
+            tuple(argument_label(function, i) for i in range(len(types))),
+        )
+
+    def check(self, args: Sequence[object], elsewhere: Sequence[bool] = ()) -> list[np.ndarray | None]:
+        """The arguments as arrays; InputError naming the argument on a count, shape or
+        dtype mismatch. Arguments marked in `elsewhere` (device arrays) are the caller's
+        to check: None in their place."""
+        if len(args) != len(self.types):
+            raise InputError(f"@{self.function} takes {len(self.types)} arguments, got {len(args)}")
+        arrays: list[np.ndarray | None] = []
+        for i, arg in enumerate(args):
+            if i < len(elsewhere) and elsewhere[i]:
+                arrays.append(None)
+                continue
+            array = np.asarray(arg)
+            if array.shape != self.shapes[i] or array.dtype != self.dtypes[i]:
+                raise InputError(
+                    f"@{self.function} {self.labels[i]}: expected {self.types[i]}, "
+                    f"got an array of type {describe(array.shape, array.dtype)}"
+                )
+            arrays.append(array)
+        return arrays
+
+
 def check_inputs(function: func.FuncOp, args: Sequence[object]) -> list[np.ndarray]:
     """The arguments as arrays; InputError naming the argument on a count/shape/dtype mismatch."""
-    expected = function.function_type.inputs.data
-    name = function.sym_name.data
-    if len(args) != len(expected):
-        raise InputError(f"@{name} takes {len(expected)} arguments, got {len(args)}")
-    arrays = []
-    for i, (arg, t) in enumerate(zip(args, expected)):
-        assert isinstance(t, TensorType)
-        array = np.asarray(arg)
-        shape, dtype = tuple(t.get_shape()), tensor_dtype(t)
-        if array.shape != shape or array.dtype != dtype:
-            raise InputError(
-                f"@{name} {argument_label(function, i)}: expected {t}, "
-                f"got an array of type {describe(array.shape, array.dtype)}"
-            )
-        arrays.append(array)
-    return arrays
+    return InputSpecs.of(function).check(args)
 
 
 def evaluate(op: Operation, operands: list[np.ndarray]) -> tuple[np.ndarray, ...]:
