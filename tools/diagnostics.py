@@ -1,4 +1,5 @@
-"""How the command-line tools turn errors into a diagnostic and an exit code."""
+"""What the command-line tools share: reading the input module, and turning errors into a
+diagnostic and an exit code."""
 
 from __future__ import annotations
 
@@ -6,12 +7,23 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 from strata.errors import ExecutionError, StrataError
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
+
+
+def read_module(path: str):
+    """The module in the file `path` ('-': stdin), parsed and verified; diagnostics name
+    the file (or "stdin")."""
+    import strata
+
+    if path == "-":
+        return strata.parse_module(sys.stdin.read(), "stdin")
+    return strata.parse_module(Path(path).read_text(), path)
 
 
 def run_reporting_errors(tool: str, body: Callable[[], object]) -> int:

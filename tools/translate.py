@@ -6,8 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-import strata
-from strata.tools.diagnostics import run_reporting_errors
+from strata.tools.diagnostics import read_module, run_reporting_errors
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,8 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from strata.pipelines import CPU_PIPELINE_STEPS, run_pipeline
 
-    text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
-    module = strata.parse_module(text, "stdin" if args.file == "-" else args.file)
+    module = read_module(args.file)
     if args.emit == "ptx":  # the GPU backend (lowering/tile_to_gpu.py, lowering/loops_to_nvvm.py)
         from strata.lowering.loops_to_nvvm import compute_arch, module_to_ptx
         from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS
