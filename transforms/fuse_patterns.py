@@ -73,10 +73,10 @@ def scalar_factor(op: object) -> float | None:
     """The factor a scale, or a division by a one-element constant, multiplies by."""
     if isinstance(op, graph.ScaleOp):
         return op.params()["value"]
-    if isinstance(op, graph.DivOp) and isinstance(op.rhs.owner, graph.ConstantOp):
-        divisor = dense_to_numpy(op.rhs.owner.value)
-        if divisor.size == 1 and divisor.reshape(()) != 0:
-            return 1.0 / float(divisor.reshape(()))
+    if isinstance(op, graph.DivOp):
+        divisor = scalar_constant(op.rhs)
+        if divisor is not None and divisor != 0:
+            return 1.0 / divisor
     return None
 
 
@@ -123,6 +123,12 @@ def constant_array(value: SSAValue) -> np.ndarray | None:
     return dense_to_numpy(owner.value) if isinstance(owner, graph.ConstantOp) else None
 
 
+def scalar_constant(value: SSAValue) -> float | None:
+    """The number a one-element graph.constant holds (None for anything else)."""
+    c = constant_array(value)
+    return float(c.reshape(())) if c is not None and c.size == 1 else None
+
+
 def scaled(value: SSAValue) -> tuple[SSAValue, float] | None:
     """value = inner · factor, as a scale or a multiplication by a scalar constant."""
     owner = value.owner
@@ -130,9 +136,9 @@ def scaled(value: SSAValue) -> tuple[SSAValue, float] | None:
         return owner.x, owner.params()["value"]
     if isinstance(owner, graph.MulOp):
         for inner, other in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
-            c = constant_array(other)
-            if c is not None and c.size == 1 and inner.type == value.type:
-                return inner, float(c.reshape(()))
+            c = scalar_constant(other)
+            if c is not None and inner.type == value.type:
+                return inner, c
     return None
 
 
@@ -141,8 +147,8 @@ def plus_constant(value: SSAValue, constant: float) -> SSAValue | None:
     owner = value.owner
     if isinstance(owner, graph.AddOp):
         for inner, other in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
-            c = constant_array(other)
-            if c is not None and c.size == 1 and np.isclose(c.reshape(()), constant) and inner.type == value.type:
+            c = scalar_constant(other)
+            if c is not None and np.isclose(c, constant) and inner.type == value.type:
                 return inner
     return None
 
@@ -150,8 +156,7 @@ def plus_constant(value: SSAValue, constant: float) -> SSAValue | None:
 def is_cube_of(value: SSAValue, x: SSAValue) -> bool:
     owner = value.owner
     if isinstance(owner, graph.PowOp):
-        c = constant_array(owner.rhs)
-        return owner.lhs is x and c is not None and c.size == 1 and c.reshape(()) == 3
+        return owner.lhs is x and scalar_constant(owner.rhs) == 3
     if isinstance(owner, graph.MulOp):
         for a, b in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
             square = b.owner
@@ -207,8 +212,8 @@ def causal_mask(value: SSAValue) -> SSAValue | None:
     s + additive mask, with the mask true / very negative exactly above the diagonal."""
     owner = value.owner
     if isinstance(owner, graph.SelectOp):
-        mask, fill = constant_array(owner.cond), constant_array(owner.a)
-        if mask is not None and fill is not None and fill.size == 1 and fill.reshape(()) <= -1e9:
+        mask, fill = constant_array(owner.cond), scalar_constant(owner.a)
+        if mask is not None and fill is not None and fill <= -1e9:
             return owner.b if is_upper_triangle(mask) else None
     if isinstance(owner, graph.AddOp):
         for scores, other in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
