@@ -46,10 +46,10 @@ def _mma(k: KernelLowering, op: tile.MmaOp) -> None:
     if isinstance(b, LoadedTile) and b.view.get_strides()[-1] != 1:
         b = k.materialize(b, op.b.type.get_shape(), op.b.type.element_type)
 
-    rows = MMA_ROW_BLOCK if (static_value(m) or 0) % MMA_ROW_BLOCK == 0 else 1
+    rows = block_size(m, MMA_ROW_BLOCK)
 
     def row_block(i: SSAValue) -> None:
-        row_indices = [i] + [k.add(i, k.index(r)) for r in range(1, rows)]
+        row_indices = consecutive(k, i, rows)
 
         def step(kidx: SSAValue) -> None:
             a_values = [k.read(a, [*zeros, r, kidx]) for r in row_indices]
@@ -70,6 +70,17 @@ def _mma(k: KernelLowering, op: tile.MmaOp) -> None:
     k.values[op.result] = BufferTile(target.buffer, [*target.extents[:lead], m, n])
 
 
+def block_size(extent: SSAValue, preferred: int) -> int:
+    """`preferred` rows (or columns) at a time when the extent is a static multiple of it,
+    else 1: a partial block would need a remainder loop."""
+    return preferred if (static_value(extent) or 0) % preferred == 0 else 1
+
+
+def consecutive(k: KernelLowering, start: SSAValue, count: int) -> list[SSAValue]:
+    """start, start + 1, ..., start + count - 1."""
+    return [start] + [k.add(start, k.index(offset)) for offset in range(1, count)]
+
+
 def contiguous_along_k(value: Tile, axis: int) -> bool:
     return isinstance(value, LoadedTile) and value.view.get_strides()[axis] == 1
 
@@ -82,15 +93,14 @@ def _mma_dot_products(k: KernelLowering, a, b, target: BufferTile, zeros, m, kk,
     """acc[i, j] += Σ_k a[i, k] · b[k, j] when both operands are contiguous along k (b
     transposed, as in x @ wᵀ): each (row block, column block) runs one k loop carrying
     scalar sums that LLVM vectorizes along k (reassoc) with FMAs (contract) — no packing."""
-    rows = DOT_BLOCK[0] if (static_value(m) or 0) % DOT_BLOCK[0] == 0 else 1
-    columns = DOT_BLOCK[1] if (static_value(n) or 0) % DOT_BLOCK[1] == 0 else 1
+    rows, columns = block_size(m, DOT_BLOCK[0]), block_size(n, DOT_BLOCK[1])
     element = target.buffer.type.element_type
 
     def row_block(i: SSAValue) -> None:
-        row_indices = [i] + [k.add(i, k.index(r)) for r in range(1, rows)]
+        row_indices = consecutive(k, i, rows)
 
         def column_block(j: SSAValue) -> None:
-            column_indices = [j] + [k.add(j, k.index(c)) for c in range(1, columns)]
+            column_indices = consecutive(k, j, columns)
 
             def step(kidx: SSAValue, sums: Sequence[SSAValue]) -> list[SSAValue]:
                 a_values = [k.read(a, [*zeros, r, kidx]) for r in row_indices]
