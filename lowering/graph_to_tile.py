@@ -128,11 +128,7 @@ def lower_elementwise(op: Operation, p: ProgramLowering) -> None:
     inputs = [p.buffer_of(v) for v in op.operands]
     out = p.new_buffer(out_type)
     k = KernelBuilder(p.kernel_name(op), [*inputs, out], grid_of(shape, tile_shape))
-    tiles = []
-    for i, v in enumerate(op.operands):
-        strides = broadcast_strides(shape_of(v.type), shape)
-        view = TensorViewType(shape, v.type.element_type, strides)
-        tiles.append(k.load(k.partition(i, view, tile_shape), k.program_ids))
+    tiles = load_broadcast(k, op.operands, shape, tile_shape)
     result = k.map(tiles, out_type.element_type, lambda block, elements: emit_scalar(op, block, elements))
     out_view = TensorViewType(shape, out_type.element_type, contiguous_strides(shape))
     k.store(result, k.partition(len(inputs), out_view, tile_shape), k.program_ids)
@@ -163,10 +159,7 @@ def lower_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
     inputs = [p.buffer_of(v) for v in op.inputs]
     outputs = [p.new_buffer(r.type) for r in op.outputs]
     k = KernelBuilder(p.kernel_name(op), [*inputs, *outputs], grid_of(shape, tile_shape))
-    tiles = []
-    for i, v in enumerate(op.inputs):
-        view = TensorViewType(shape, v.type.element_type, broadcast_strides(shape_of(v.type), shape))
-        tiles.append(k.load(k.partition(i, view, tile_shape), k.program_ids))
+    tiles = load_broadcast(k, op.inputs, shape, tile_shape)
     for index, (yielded, result) in enumerate(zip(body.last_op.operands, op.outputs)):
 
         def scalar_body(block: Block, elements, yielded=yielded) -> SSAValue:
@@ -184,6 +177,16 @@ def lower_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
     p.launch(k, [*inputs, *outputs], same_layout_inputs(op.inputs, op.outputs[-1].type))
     for result, buffer in zip(op.outputs, outputs):
         p.bind(result, buffer)
+
+
+def load_broadcast(k: KernelBuilder, operands: Sequence[SSAValue], shape, tile_shape) -> list[SSAValue]:
+    """The kernel's first arguments (one per operand) loaded as tiles of the result's
+    shape, broadcast by stride-0 views, at the kernel's grid position."""
+    tiles = []
+    for i, v in enumerate(operands):
+        view = TensorViewType(shape, v.type.element_type, broadcast_strides(shape_of(v.type), shape))
+        tiles.append(k.load(k.partition(i, view, tile_shape), k.program_ids))
+    return tiles
 
 
 def same_layout_inputs(operands: Sequence[SSAValue], out_type: TensorType) -> list[int]:
