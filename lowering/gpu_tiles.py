@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 from xdsl.dialects import arith, memref
 from xdsl.ir import SSAValue
 
+from strata.dialects import tile
 from strata.lowering.tile_builder import contiguous_strides
 from strata.lowering.tile_to_loops import MappedTile, Tile
+from strata.lowering.tile_to_loops_mma import yielded_in_place
 
 if TYPE_CHECKING:
     from strata.lowering.tile_to_gpu import GpuKernelLowering
@@ -45,13 +47,13 @@ class PartialsTile(Tile):
 
 @dataclass(frozen=True)
 class MicroTiles:
-    """An accumulator tile of `shape` ([1.., rows, columns]) over `threads` threads: thread t
-    owns rows per_row * (t // thread_columns) + r and columns per_column * (t % thread_columns) + c."""
+    """An accumulator tile of `shape` ([1.., rows, columns]) spread over a block: thread t
+    owns rows per_row * (t // thread_columns) + r and columns per_column * (t % thread_columns) + c
+    (threads past `active` own nothing)."""
 
     shape: tuple[int, ...]
     per_row: int
     per_column: int
-    threads: int
 
     @staticmethod
     def of(shape: Sequence[int], threads: int) -> MicroTiles:
@@ -59,7 +61,7 @@ class MicroTiles:
         per_thread = max(1, (rows * columns) // threads)
         per_column = min(columns, 2 * MMA_VECTOR if per_thread >= 64 else MMA_VECTOR, per_thread)
         per_row = min(rows, max(1, per_thread // per_column))
-        return MicroTiles(tuple(shape), per_row, min(columns, per_thread // per_row), threads)
+        return MicroTiles(tuple(shape), per_row, min(columns, per_thread // per_row))
 
     @property
     def thread_columns(self) -> int:
@@ -103,3 +105,27 @@ def register_tile_in(value: Tile) -> RegisterTile | None:
     return None
 
 
+def cell_values(k: GpuKernelLowering, value: Tile, layout: MicroTiles) -> list[SSAValue]:
+    """This thread's cells of `value` (read in bounds; cells outside its extent are junk
+    that no store will keep)."""
+    if isinstance(value, RegisterTile) and value.layout == layout:
+        return value.values
+    values: list[SSAValue] = []
+    code, accesses = k.block_code(
+        lambda: k.for_each_cell(layout, value.extents, lambda indices: values.append(k.read(value, indices)))
+    )
+    k.place_inline(code, accesses)
+    return values
+
+
+def carried_in_registers(k: GpuKernelLowering, arg: SSAValue) -> MicroTiles | None:
+    """The layout a loop-carried tile keeps in registers: when its one use is the
+    accumulator of an mma yielded back in its place, and the tile has a cell per thread."""
+    uses = list(arg.uses)
+    if len(uses) != 1 or not isinstance(uses[0].operation, tile.MmaOp):
+        return None
+    mma = uses[0].operation
+    if mma.acc is not arg or not yielded_in_place(mma):
+        return None
+    layout = MicroTiles.of(arg.type.get_shape(), k.block_size)
+    return layout if layout.active == k.block_size else None

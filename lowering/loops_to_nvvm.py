@@ -8,8 +8,10 @@ CUDA 13's libNVVM reads textual IR for compute_90 and older with an LLVM 7 reade
 - the module has the `nvptx64-nvidia-cuda` triple, Numba's NVVM data layout,
   `!nvvm.annotations` marking each kernel (`"kernel"`, and `"maxntidx"` = its block size)
   and `!nvvmir.version` equal to the IR version of the libNVVM that compiles it;
-- `func.call @llvm.nvvm.read.ptx.sreg.*` (thread/block ids) calls the NVVM intrinsics of
-  that name.
+- private `llvm.nvvm.*` declarations (special registers, `barrier0`,
+  `shfl.sync.bfly.{i32,f32}`) are the NVVM intrinsics of that name; a `func.call` to one
+  calls the intrinsic;
+- a `memref.alloca` in memory space 3 (shared memory) is an internal `addrspace(3)` global.
 
 The op translation is loops_to_llvm's: `NvvmFunctionEmitter` subclasses its
 `FunctionEmitter` and uses its `HANDLERS` table, overriding only what the LLVM 7 reader
@@ -21,12 +23,15 @@ or the NVPTX backend does not take:
 | `llvm.maximum/minimum` (LLVM 8) | `llvm.maxnum/minnum` + NaN select (NaN-propagating) |
 | `llvm.smax/smin/umax/umin`, `llvm.abs` (LLVM 12) | `icmp` + `select` |
 | `llvm.exp/exp2/log/log2/pow/sin/cos/roundeven/fabs`, libm `tanh/erf/log1p` | libdevice `__nv_*` |
+| `bfloat` loads, stores, constants, `fpext`/`fptrunc` | i16 in memory, f32 in registers (below) |
 
 bf16 has no LLVM 7 type: a bf16 element is an i16 in memory and an f32 in registers (the
 bits shifted into the high half on load), and every op whose result is bf16 rounds its f32
 result to the nearest bf16 (even on ties, NaN kept) — the reference's "compute in f32,
-round each result once" (a cast from f64 or a wide integer rounds twice: through f32 first).
-The store takes the high half of that f32. Math functions
+round each result once" (a cast from f64 or a wide integer rounds twice: through f32 first;
+constants round once, at compile time). The store takes the high half of that f32.
+
+Math functions
 come from libdevice (`libdevice.10.bc`, added lazily after the module verifies, like
 Numba). Compilation uses `-fma=0`: libNVVM contracts mul+add into FMA by default, which
 would change rounding against the reference; explicit `math.fma` (the `fuse-fma` pass)
@@ -43,6 +48,7 @@ from collections.abc import Sequence
 from functools import partial
 from math import prod
 
+import ml_dtypes
 from llvmlite import ir
 from xdsl.dialects import arith, func, math, memref, scf
 from xdsl.dialects.builtin import BFloat16Type, IntegerAttr, MemRefType, ModuleOp
@@ -58,6 +64,7 @@ from strata.lowering.loops_to_llvm import (
     UnsupportedType,
     add_function_attributes,
     alloca,
+    constant,
     load,
     store,
     fastmath_flags,
@@ -66,7 +73,7 @@ from strata.lowering.loops_to_llvm import (
     static_shape,
 )
 from strata.lowering.ptx_barriers import check_barriers
-from strata.lowering.tile_to_gpu import DEFAULT_BLOCK_SIZE, NVVM_PREFIX, SHARED_MEMORY_SPACE, gpu_kernels
+from strata.lowering.tile_to_gpu import NVVM_PREFIX, SHARED_MEMORY_SPACE, gpu_kernels
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = (
@@ -75,7 +82,6 @@ DATA_LAYOUT = (
 )
 """Numba's NVVM data layout (numba.cuda.cudadrv.nvvm); libNVVM wants one."""
 GLOBAL = 1
-SHARED = SHARED_MEMORY_SPACE
 I32 = ir.IntType(32)
 ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90")
 """Architectures whose libNVVM reader takes the typed-pointer IR built here."""
@@ -111,7 +117,7 @@ class NvvmFunctionEmitter(FunctionEmitter):
 
     def __init__(self, llvm_function: ir.Function, functions: dict[str, ir.Function]):
         super().__init__(llvm_function, functions)
-        self.shared: list[ir.GlobalVariable] = []
+        self.shared_buffers = 0
 
     def scalar_type(self, type_) -> ir.Type:
         return FLOAT if isinstance(type_, BFloat16Type) else scalar_type(type_)
@@ -160,6 +166,13 @@ def negf(emitter: NvvmFunctionEmitter, op: arith.NegfOp) -> ir.Value:
     return emitter.builder.fsub(ir.Constant(value.type, -0.0), value, flags=fastmath_flags(op))
 
 
+def bf16_constant(emitter: NvvmFunctionEmitter, op: arith.ConstantOp) -> ir.Value:
+    """A bf16 constant, rounded once, at compile time (an f32 register)."""
+    if not isinstance(op.result.type, BFloat16Type):
+        return constant(emitter, op)
+    return ir.Constant(FLOAT, float(ml_dtypes.bfloat16(op.value.value.data)))
+
+
 def bf16_load(emitter: NvvmFunctionEmitter, op: memref.LoadOp) -> ir.Value:
     if not isinstance(op.res.type, BFloat16Type):
         return load(emitter, op)
@@ -206,16 +219,16 @@ def shared_alloca(emitter: NvvmFunctionEmitter, op: memref.AllocaOp) -> ir.Value
     """A shared-memory buffer (memory space 3) is a module global in addrspace(3); any
     other alloca is per-thread local memory, as on the CPU."""
     space = op.memref.type.memory_space
-    if not (isinstance(space, IntegerAttr) and space.value.data == SHARED):
+    if not (isinstance(space, IntegerAttr) and space.value.data == SHARED_MEMORY_SPACE):
         return alloca(emitter, op)
-    element = memory_type(op.memref.type.element_type)
+    element = emitter.memory_type(op.memref.type.element_type)
     array = ir.ArrayType(element, prod(static_shape(op.memref.type)))
-    name = f"{emitter.function.name}.shared.{len(emitter.shared)}"
-    buffer = ir.GlobalVariable(emitter.module, array, name, addrspace=SHARED)
+    name = f"{emitter.function.name}.shared.{emitter.shared_buffers}"
+    emitter.shared_buffers += 1
+    buffer = ir.GlobalVariable(emitter.module, array, name, addrspace=SHARED_MEMORY_SPACE)
     buffer.linkage = "internal"
     buffer.initializer = ir.Constant(array, ir.Undefined)
     buffer.align = 16
-    emitter.shared.append(buffer)
     zero = ir.Constant(I32, 0)
     return emitter.allocas.gep(buffer, [zero, zero], inbounds=True)
 
@@ -237,13 +250,14 @@ NVVM_HANDLERS = {
     arith.MinUIOp: partial(int_select, "icmp_unsigned", "<"),
     math.AbsIOp: absi,
     memref.AllocaOp: shared_alloca,
+    arith.ConstantOp: bf16_constant,
     memref.LoadOp: bf16_load,
     memref.StoreOp: bf16_store,
     arith.ExtFOp: float_conversion,
     arith.TruncFOp: float_conversion,
 }
-ROUNDED_BY_PRODUCER = (memref.LoadOp, scf.ForOp, scf.IfOp, arith.SelectOp, math.AbsFOp, arith.NegfOp)
-"""Ops whose bf16 results are bf16 already (loaded, carried, selected, sign changes)."""
+ROUNDED_BY_PRODUCER = (arith.ConstantOp, memref.LoadOp, scf.ForOp, scf.IfOp, arith.SelectOp, math.AbsFOp, arith.NegfOp)
+"""Ops whose bf16 results are bf16 already (constants, loaded, carried, selected, sign changes)."""
 
 
 def declare_kernel(module: ir.Module, op: func.FuncOp) -> ir.Function:
@@ -287,8 +301,7 @@ def translate_kernels(module: ModuleOp, ir_version: Sequence[int] | None = None)
     for op in kernels:
         function = declare_kernel(llvm_module, op)
         functions[op.sym_name.data] = function
-        block_size = op.attributes.get("gpu.block_size")
-        threads = block_size.value.data if block_size is not None else DEFAULT_BLOCK_SIZE
+        threads = op.attributes["gpu.block_size"].value.data
         annotations.add(llvm_module.add_metadata([function, "kernel", ir.Constant(I32, 1)]))
         annotations.add(llvm_module.add_metadata([function, "maxntidx", ir.Constant(I32, threads)]))
     for op in kernels:

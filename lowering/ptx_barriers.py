@@ -16,7 +16,7 @@ Uniform branches (loop counters, `%ctaid`, `%ntid`, parameters) are not divergen
 barrier inside a uniform loop and a thread loop followed by a barrier are accepted.
 
     violations = check_barriers(ptx)      # [] when safe
-    count_barriers(ptx)                   # bar.sync / barrier.sync instructions
+    count_barriers(ptx)                   # bar.sync / barrier.sync / bar.red / bar.arrive
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ PREDICATE_GUARD = re.compile(r"^@!?(%\w+)\s+")
 REGISTER = re.compile(r"%[A-Za-z_][\w]*")
 BARRIER = re.compile(r"^(@!?%\w+\s+)?(bar\.sync|barrier\.sync|bar\.red|barrier\.red|bar\.arrive)\b")
 EXIT = re.compile(r"^(@!?%\w+\s+)?(ret|exit)\b")
-LOADS = ("ld.global", "ld.shared", "ld.local", "ld.volatile", "ld.weak", "ld.relaxed", "ld.acquire",
-         "ld.", "atom.", "red.", "shfl.", "vote.", "match.", "activemask")  # fmt: skip
+THREAD_DEPENDENT_OPCODES = ("ld.", "atom.", "red.", "shfl.", "vote.", "match.", "activemask")
+"""Instructions whose result may differ per thread whatever their operands (except ld.param)."""
 
 
 @dataclass
@@ -125,13 +125,13 @@ def varying_registers(lines: list[str]) -> set[str]:
         registers = REGISTER.findall(operands)
         if not registers:
             continue
-        destinations = [r.strip() for r in re.split(r"[,|]", operands.split(",")[0])]
-        destinations = [d for d in destinations if d.startswith("%")]
-        sources = REGISTER.findall(operands[len(operands.split(",")[0]) :])
+        first = operands[: operands.index("}") + 1] if operands.startswith("{") else operands.split(",")[0]
+        destinations = [] if first.startswith("[") else REGISTER.findall(first)  # {%f1, %f2}, %r|%p, %r
+        sources = REGISTER.findall(operands[len(first) :])
         guard = PREDICATE_GUARD.match(line)
         if guard:
             sources.append(guard.group(1))  # a predicated write makes the result depend on it
-        inherently = bool(THREAD_VARYING.search(operands)) or opcode.startswith(LOADS) and not opcode.startswith("ld.param")
+        inherently = bool(THREAD_VARYING.search(operands)) or opcode.startswith(THREAD_DEPENDENT_OPCODES) and not opcode.startswith("ld.param")
         instructions.append((destinations, sources, inherently))
     changed = True
     while changed:
@@ -208,6 +208,8 @@ def check_kernel(name: str, lines: list[str]) -> list[Violation]:
     for block in blocks:
         for position, line in enumerate(block.instructions):
             guard = PREDICATE_GUARD.match(line)
+            if BARRIER.match(line) and guard and guard.group(1) in varying:
+                violations.append(Violation(name, "barrier in divergent code", block.name, f"'{line}' is predicated"))
             if not (EXIT.match(line) and guard and guard.group(1) in varying):
                 continue
             later = block.instructions[position + 1 :]

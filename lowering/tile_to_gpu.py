@@ -57,7 +57,8 @@ How tiles map to threads:
   pending conflicts with the next iteration's first accesses. Global memory joins this
   bookkeeping only where tokens order it: a load whose token comes from a store (read after
   write through memory) is checked like a shared read. `{barriers = "naive"}` instead puts
-  a barrier before and after every shared-memory write, for comparison (FileCheck).
+  a barrier after every piece of block code that writes (shared, or token-ordered global)
+  memory, and before it when anything is pending, for comparison (FileCheck).
 - **tile.check** stores 1 into a trailing `memref<1xi32>` status argument (the runtime
   raises the kernel's `tile.error` message); execution continues with clamped indices, so
   no thread leaves early and no barrier is skipped (seed 004 §5.8).
@@ -243,10 +244,14 @@ class GpuKernelLowering(KernelLowering):
         self.shared_bytes = 0
         self.barrier_count = 0
         self.intrinsics: dict[str, tuple[tuple[Attribute, ...], tuple[Attribute, ...]]] = {}
-        self.store_tokens: set[SSAValue] = set()
         self.ordered_buffers: set[SSAValue] = set()
+        """Buffers that tokens order a store before a load of (see `ordered_buffers`): their
+        global accesses join the barrier bookkeeping."""
         self.status_argument: SSAValue | None = None
         self.loop_heads: list[tuple[Accesses, list[bool]]] = []
+        """Per enclosing loop body, its accesses before its first barrier (what the next
+        iteration does first, checked against what is pending at the end of the body) and
+        whether that first barrier is still to come (a one-element list, shared)."""
         self.region = RegionValues()
         """Values of straight-line block code in the region being lowered (see thread_loop)."""
         self.cell: tuple[object, int] | None = None
@@ -255,11 +260,12 @@ class GpuKernelLowering(KernelLowering):
         """In straight-line block code: whether the current element is inside the tile's
         valid extent (None: it is); effects are guarded by it, reads are not."""
         self.load_keys: dict[int, tuple] = {}
+        """Per loaded tile: its tile position and the store epoch of its buffer (tile_key)."""
         self.store_epochs: dict[SSAValue, int] = {}
+        """Per global buffer, how many store groups wrote it so far."""
         self.value_keys: dict[SSAValue, object] = {}
         self.tile_keys: dict[int, tuple[Tile, object]] = {}
-        """Per enclosing loop body, its accesses before its first barrier (what the next
-        iteration does first, checked against what is pending at the end of the body)."""
+        """Memoized value_key and tile_key results."""
 
     # -- intrinsics and block-level helpers ----------------------------------------------
 
@@ -286,9 +292,8 @@ class GpuKernelLowering(KernelLowering):
 
     def synchronize(self, accesses: Accesses) -> None:
         """A barrier before block code with `accesses` if it conflicts with pending ones."""
-        writes_shared = bool(accesses.writes)
         if self.naive_barriers:
-            if writes_shared and self.pending:
+            if accesses.writes and self.pending:
                 self.barrier()
         elif self.pending.conflicts(accesses):
             self.barrier()
@@ -303,8 +308,7 @@ class GpuKernelLowering(KernelLowering):
             self.barrier()
 
     def shared_alloca(self, shape: Sequence[int], element_type: Attribute) -> SSAValue:
-        shape = [max(1, d) for d in shape]
-        self.shared_bytes += prod(shape) * max(1, element_bytes(element_type))
+        self.shared_bytes += prod(shape) * element_bytes(element_type)
         alloca = memref.AllocaOp.get(
             element_type, 16, shape, memory_space=IntegerAttr(SHARED_MEMORY_SPACE, i64)
         )
@@ -355,13 +359,24 @@ class GpuKernelLowering(KernelLowering):
         """A side effect (a store) of the current element: only inside the valid extent."""
         if self.inside is None:
             emit()
-            return
-        guarded = Block()
-        self.emit(scf.IfOp(self.inside, [], Region(guarded)))
-        outer, self.cursor = self.cursor, guarded
-        emit()
+        else:
+            self.guarded(self.inside, emit)
+
+    def guarded(self, condition: SSAValue, body: Callable[[], object]) -> None:
+        """scf.if condition { body }."""
+        block = Block()
+        self.emit(scf.IfOp(condition, [], Region(block)))
+        outer, self.cursor = self.cursor, block
+        body()
         self.emit(scf.YieldOp())
         self.cursor = outer
+
+    def all_of(self, conditions: Sequence[SSAValue]) -> SSAValue | None:
+        """The conjunction of i1 values (None for none: always true)."""
+        result = None
+        for condition in conditions:
+            result = condition if result is None else self.emit(arith.AndIOp(result, condition))
+        return result
 
     def for_each_cell(self, layout: MicroTiles, extents: Sequence[SSAValue], body: Callable[[list[SSAValue]], None]) -> None:
         """body(indices) for each of this thread's cells of `layout`, in straight-line code:
@@ -402,15 +417,17 @@ class GpuKernelLowering(KernelLowering):
         self.accesses.reads.append((buffer, owner))
 
     def note_write(self, buffer: SSAValue, indices: Sequence[SSAValue], owner: Owner = ...) -> None:
+        """A write, made under `effect`: a clamped index only writes when it is the element's."""
         if owner is ...:
-            owner = self.owner if self.is_owned(buffer, indices) else None
+            owner = self.owner if self.is_owned(buffer, indices, guarded=True) else None
         self.accesses.writes.append((buffer, owner))
 
-    def is_owned(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> bool:
-        """The element is the thread's own (a clamped index of an edge element is not)."""
+    def is_owned(self, buffer: SSAValue, indices: Sequence[SSAValue], guarded: bool = False) -> bool:
+        """The element is the thread's own (a read at the clamped index of an element outside
+        the extent is not: it may be another thread's)."""
         return (
             self.owned_indices is not None
-            and self.inside is None
+            and (guarded or self.inside is None)
             and tuple(indices) == self.owned_indices
             and tuple(buffer.type.get_shape()) == self.owner
         )
@@ -447,15 +464,14 @@ class GpuKernelLowering(KernelLowering):
     def clamp(self, indices: list[SSAValue], extents: Sequence[SSAValue], shape: Sequence[int]) -> SSAValue | None:
         """Clamps `indices` (in place) into `extents` on the axes an extent may cut, so
         reads stay in bounds; returns whether the element is inside (None: always)."""
-        inside = None
+        checks = []
         for axis, (extent, size) in enumerate(zip(extents, shape)):
             if static_value(extent) == size:
                 continue
-            check = self.emit(arith.CmpiOp(indices[axis], extent, "ult"))
+            checks.append(self.emit(arith.CmpiOp(indices[axis], extent, "ult")))
             last = self.emit(arith.SubiOp(extent, self.index(1)))
             indices[axis] = self.emit(arith.MinUIOp(indices[axis], last))
-            inside = check if inside is None else self.emit(arith.AndIOp(inside, check))
-        return inside
+        return self.all_of(checks)
 
     def extent_key(self, extent: SSAValue, size: int) -> object:
         """value_key of an extent of an axis of `size`, up to the identities of min on
@@ -482,7 +498,8 @@ class GpuKernelLowering(KernelLowering):
             if constant is not None:
                 key = constant
             elif isinstance(owner, Operation) and owner.dialect_name() == "arith" and len(owner.results) == 1:
-                key = (owner.name, tuple(self.value_key(v) for v in owner.operands))
+                operands = tuple(self.value_key(v) for v in owner.operands)
+                key = (owner.name, str(owner.properties), str(value.type), operands)
             else:
                 key = value
             self.value_keys[value] = key
@@ -496,7 +513,7 @@ class GpuKernelLowering(KernelLowering):
         A few elements per thread: straight-line code, each element read once per region
         (a row read by a max, a sum and the final store is loaded once). Else a loop
         `for e = tid; e < elements; e += block` guarded on the axes the extent may cut."""
-        shape = tuple(max(1, d) for d in shape)
+        shape = tuple(shape)
         iterations = self.straight_line_iterations(shape)
         if iterations is not None:
             def unrolled() -> None:
@@ -513,21 +530,15 @@ class GpuKernelLowering(KernelLowering):
         def build() -> None:
             indices = delinearize(self, self.cursor.args[0], shape)
             self.owned_indices = tuple(indices)
-            inside = None
-            for index, extent, size in zip(indices, extents, shape):
-                if static_value(extent) == size:
-                    continue
-                check = self.emit(arith.CmpiOp(index, extent, "ult"))
-                inside = check if inside is None else self.emit(arith.AndIOp(inside, check))
+            inside = self.all_of([
+                self.emit(arith.CmpiOp(index, extent, "ult"))
+                for index, extent, size in zip(indices, extents, shape)
+                if static_value(extent) != size
+            ])  # fmt: skip
             if inside is None:
                 body(indices)
-                return
-            guarded = Block()
-            self.emit(scf.IfOp(inside, [], Region(guarded)))
-            outer, self.cursor = self.cursor, guarded
-            body(indices)
-            self.emit(scf.YieldOp())
-            self.cursor = outer
+            else:
+                self.guarded(inside, lambda: body(indices))
 
         block, accesses = self.block_code(lambda: (build(), self.emit(scf.YieldOp())), owner=shape)
         loop = scf.ForOp(self.thread, self.index(prod(shape)), self.threads, [], Region(block))
@@ -538,6 +549,7 @@ class GpuKernelLowering(KernelLowering):
     def lower(self) -> func.FuncOp:
         kernel = self.kernel
         begin, _ = self.bind_arguments()
+        self.ordered_buffers = {self.values[b] for b in ordered_buffers(kernel)}
         block = self.add(begin, self.special_register("ctaid.x"))
         self.thread = self.special_register("tid.x")
         self.threads = self.index(self.block_size)
@@ -648,9 +660,6 @@ class GpuKernelLowering(KernelLowering):
 
         self.thread_loop(buffer.type.get_shape(), extents, copy)
 
-    def emit_alloca(self, shape: Sequence[int], element_type) -> SSAValue:
-        return self.shared_alloca(shape, element_type)
-
     # -- stores -----------------------------------------------------------------------------
 
     def flush_stores(self) -> None:
@@ -680,10 +689,10 @@ class GpuKernelLowering(KernelLowering):
 
         def store_all(indices: list[SSAValue]) -> None:
             values = [self.read(value, indices) for _, _, value in stores]
-            for (op, part, _), element, origin in zip(stores, values, origins):
+            for (_, part, _), element, origin in zip(stores, values, origins):
                 offset = self.element_offset(part.view, origin, indices)
                 if part.buffer in self.ordered_buffers:
-                    self.note_write(part.buffer, indices)
+                    self.note_write(part.buffer, indices, None)
                 store = memref.StoreOp.get(element, part.buffer, [offset])
                 self.effect(lambda store=store: self.emit(store))
 
@@ -701,7 +710,6 @@ def _deferred_store(k: GpuKernelLowering, op: tile.StoreViewTkoOp) -> None:
     partition: Partition = k.values[op.view]
     k.pending_stores.append((op, partition, k.tile_of(op.tile)))
     k.values[op.result_token] = None
-    k.store_tokens.add(op.result_token)
 
 
 def _lazy_map(k: GpuKernelLowering, op: tile.MapOp) -> None:
@@ -713,37 +721,56 @@ def _lazy_map(k: GpuKernelLowering, op: tile.MapOp) -> None:
     k.values[op.result] = MappedTile(op, inputs, extents)
 
 
-def _ordered_load(k: GpuKernelLowering, op: tile.LoadViewTkoOp) -> None:
-    """A load ordered after a store of this kernel (its token comes from one) reads memory
-    other threads may have written: the stores are emitted first, and the buffer joins the
-    barrier bookkeeping as written by any thread."""
-    if op.token in k.store_tokens:
+def _load(k: GpuKernelLowering, op: tile.LoadViewTkoOp) -> None:
+    """A load of a buffer that tokens order after a store of this kernel first has the
+    pending stores emitted (the bookkeeping then sees their writes before its reads)."""
+    if k.values[op.view].buffer in k.ordered_buffers:
         k.flush_stores()
     LOWERINGS[tile.LoadViewTkoOp](k, op)
     loaded = k.values[op.result]
     # Loads of one tile position read the same elements until a store to the buffer.
     k.load_keys[id(loaded)] = (op.view, tuple(k.values[i] for i in op.indices), k.store_epochs.get(loaded.buffer, 0))
-    if op.token in k.store_tokens:
-        buffer = k.values[op.result].buffer
-        k.ordered_buffers.add(buffer)
-        k.pending.written.setdefault(buffer, set()).add(None)
 
 
-def _join(k: GpuKernelLowering, op: token.JoinOp) -> None:
-    k.values[op.result] = None
-    if any(t in k.store_tokens for t in op.tokens):
-        k.store_tokens.add(op.result)
+def buffer_of(view: SSAValue) -> SSAValue:
+    """The kernel argument a partition view cuts."""
+    return view.owner.view.owner.buffer
+
+
+def ordered_buffers(kernel: tile.KernelOp) -> set[SSAValue]:
+    """Kernel arguments read by a load whose token follows a store to the same argument:
+    the token orders a write before a read, which other threads may make. Loop-carried
+    tokens follow every store of the loop."""
+    stored: dict[SSAValue, frozenset[SSAValue]] = {}
+    ordered: set[SSAValue] = set()
+
+    def walk(block: Block) -> None:
+        for op in block.ops:
+            if isinstance(op, tile.StoreViewTkoOp):
+                stored[op.result_token] = stored.get(op.token, frozenset()) | {buffer_of(op.view)}
+            elif isinstance(op, tile.LoadViewTkoOp) and buffer_of(op.view) in stored.get(op.token, ()):
+                ordered.add(buffer_of(op.view))
+            elif isinstance(op, token.JoinOp):
+                stored[op.result] = frozenset().union(*(stored.get(t, frozenset()) for t in op.tokens))
+            elif isinstance(op, scf.ForOp):
+                inside = frozenset(buffer_of(s.view) for s in op.body.walk() if isinstance(s, tile.StoreViewTkoOp))
+                for init, arg, result in zip(op.iter_args, op.body.block.args[1:], op.results):
+                    stored[arg] = stored[result] = stored.get(init, frozenset()) | inside
+                walk(op.body.block)
+
+    walk(kernel.body.block)
+    return ordered
 
 
 GPU_LOWERINGS: dict[type[Operation], Callable[[GpuKernelLowering, Operation], None]] = {
     tile.StoreViewTkoOp: _deferred_store,
     tile.MapOp: _lazy_map,
-    tile.LoadViewTkoOp: _ordered_load,
-    token.JoinOp: _join,
+    tile.LoadViewTkoOp: _load,
 }
-"""GPU-specific lowerings; reductions, mma, checks and loops are added by tile_to_gpu_ops."""
+"""GPU-specific lowerings; reductions, checks and loops are added by tile_to_gpu_ops,
+mma by tile_to_gpu_mma."""
 
-REGISTER_CONSUMERS = (tile.MapOp, tile.StoreViewTkoOp, tile.MmaOp, scf.YieldOp, tile.ReturnOp)
+REGISTER_CONSUMERS = (tile.MapOp, tile.StoreViewTkoOp, tile.MmaOp)
 """Ops that take an expression over a register tile as it is (others get it spilled)."""
 
 DEFERRABLE = (
@@ -771,7 +798,7 @@ class LowerTileToGpuPass(ModulePass):
     mma_block_size: int = DEFAULT_MMA_BLOCK_SIZE
     """Threads of a kernel with tile.mma: fewer threads, larger register micro-tiles."""
     barriers: str = "tracked"
-    """"tracked" (from access dependencies) or "naive" (around every shared write)."""
+    """"tracked" (from access dependencies) or "naive" (around every block code that writes)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for option, size in (("block_size", self.block_size), ("mma_block_size", self.mma_block_size)):

@@ -15,33 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, math, memref, scf
-from xdsl.ir import Region, SSAValue
+from xdsl.dialects import arith, math, memref
+from xdsl.ir import SSAValue
 
 from strata.dialects import tile
 from strata.dialects.graph_base import is_float
-from strata.lowering.gpu_tiles import MicroTiles, RegisterTile, register_tile_in
+from strata.lowering.gpu_tiles import MicroTiles, RegisterTile, cell_values, register_tile_in
 from strata.lowering.tile_to_gpu import GPU_LOWERINGS, GpuKernelLowering
-from strata.lowering.tile_to_gpu_ops import if_then
 from strata.lowering.tile_to_loops import BufferTile, LoadedTile, Tile
-from strata.lowering.tile_to_loops_mma import _yielded_in_place
+from strata.lowering.tile_to_loops_mma import yielded_in_place
 
 STAGE_PADDING = 4
 """Extra elements per staged row: transposed staging writes hit 8 banks, not 1, and rows
 stay 16-byte aligned for vector loads."""
-
-
-def cell_values(k: GpuKernelLowering, value: Tile, layout: MicroTiles) -> list[SSAValue]:
-    """This thread's cells of `value` (read in bounds; cells outside its extent are junk
-    that no store will keep)."""
-    if isinstance(value, RegisterTile) and value.layout == layout:
-        return value.values
-    values: list[SSAValue] = []
-    code, accesses = k.block_code(
-        lambda: k.for_each_cell(layout, value.extents, lambda indices: values.append(k.read(value, indices)))
-    )
-    k.place_inline(code, accesses)
-    return values
 
 
 def stage(k: GpuKernelLowering, value: Tile, shape: Sequence[int], element, k_axis: int) -> SSAValue:
@@ -79,7 +65,7 @@ def multiply_add(k: GpuKernelLowering, x: SSAValue, y: SSAValue, total: SSAValue
 
 
 def accumulate(k: GpuKernelLowering, layout: MicroTiles, a_staged: SSAValue, b_staged: SSAValue,
-               kk: SSAValue, start: Sequence[SSAValue]) -> list[SSAValue]:
+               k_extent: SSAValue, start: Sequence[SSAValue]) -> list[SSAValue]:
     """This thread's cells after the k loop over the staged operands, from `start`."""
     cells = layout.cells(k)
     rows = [cell[-2] for cell in cells[:: layout.per_column]]
@@ -87,13 +73,13 @@ def accumulate(k: GpuKernelLowering, layout: MicroTiles, a_staged: SSAValue, b_s
     k.note_read(a_staged, (), None)
     k.note_read(b_staged, (), None)
 
-    def step(kidx: SSAValue, sums: Sequence[SSAValue]) -> list[SSAValue]:
-        a_values = [k.emit(memref.LoadOp.get(a_staged, [kidx, r])) for r in rows]
-        b_values = [k.emit(memref.LoadOp.get(b_staged, [kidx, c])) for c in columns]
+    def step(k_index: SSAValue, sums: Sequence[SSAValue]) -> list[SSAValue]:
+        a_values = [k.emit(memref.LoadOp.get(a_staged, [k_index, r])) for r in rows]
+        b_values = [k.emit(memref.LoadOp.get(b_staged, [k_index, c])) for c in columns]
         products = ((x, y) for x in a_values for y in b_values)
         return [multiply_add(k, x, y, total) for (x, y), total in zip(products, sums)]
 
-    return list(k.loop_carrying(kk, list(start), step))
+    return list(k.loop_carrying(k_extent, list(start), step))
 
 
 def _mma(k: GpuKernelLowering, op: tile.MmaOp) -> None:
@@ -105,7 +91,7 @@ def _mma(k: GpuKernelLowering, op: tile.MmaOp) -> None:
     lead = len(shape) - 2
     element = op.acc.type.element_type
     layout = MicroTiles.of(shape, k.block_size)
-    m, kk, n = a.extents[-2], a.extents[-1], b.extents[-1]
+    m, k_extent, n = a.extents[-2], a.extents[-1], b.extents[-1]
     extents = [*acc.extents[:lead], m, n]
     if layout.active < k.block_size:
         _mma_in_shared_memory(k, op, a, b, acc, layout, extents)
@@ -114,7 +100,7 @@ def _mma(k: GpuKernelLowering, op: tile.MmaOp) -> None:
     a_staged = stage(k, a, op.a.type.get_shape(), element, k_axis=1)
     b_staged = stage(k, b, op.b.type.get_shape(), element, k_axis=0)
     sums: list[SSAValue] = []
-    code, accesses = k.block_code(lambda: sums.extend(accumulate(k, layout, a_staged, b_staged, kk, start)))
+    code, accesses = k.block_code(lambda: sums.extend(accumulate(k, layout, a_staged, b_staged, k_extent, start)))
     k.place_inline(code, accesses)
     k.values[op.result] = RegisterTile(sums, layout, extents)
 
@@ -125,44 +111,26 @@ def _mma_in_shared_memory(k: GpuKernelLowering, op: tile.MmaOp, a: Tile, b: Tile
     threads with a micro-tile load, accumulate and store their cells."""
     shape = op.acc.type.get_shape()
     element = op.acc.type.element_type
-    in_place = isinstance(acc, BufferTile) and acc is k.iter_buffers.get(op.acc) and _yielded_in_place(op)
+    in_place = isinstance(acc, BufferTile) and acc is k.iter_buffers.get(op.acc) and yielded_in_place(op)
     target = acc if in_place else k.materialize(acc, shape, element)
     a_staged = stage(k, a, op.a.type.get_shape(), element, k_axis=1)
     b_staged = stage(k, b, op.b.type.get_shape(), element, k_axis=0)
     owner = ("micro-tiles", layout)
-    kk = a.extents[-1]
+    k_extent = a.extents[-1]
 
     def compute() -> None:
         cells = layout.cells(k)
         for cell in cells:
             k.note_read(target.buffer, cell, owner)
         start = [k.emit(memref.LoadOp.get(target.buffer, cell)) for cell in cells]
-        for cell, total in zip(cells, accumulate(k, layout, a_staged, b_staged, kk, start)):
+        for cell, total in zip(cells, accumulate(k, layout, a_staged, b_staged, k_extent, start)):
             k.note_write(target.buffer, cell, owner)
             k.emit(memref.StoreOp.get(total, target.buffer, cell))
 
-    def per_thread() -> None:
-        if_then(k, k.emit(arith.CmpiOp(k.thread, k.index(layout.active), "ult")), compute)
-        k.emit(scf.YieldOp())
-
-    block, accesses = k.block_code(per_thread)
-    # The guarded code is one op for `place`: a one-trip loop around it.
-    k.place(scf.ForOp(k.index(0), k.index(1), k.index(1), [], Region(block)), accesses)
+    code, accesses = k.block_code(lambda: k.guarded(k.emit(arith.CmpiOp(k.thread, k.index(layout.active), "ult")), compute))
+    k.place_inline(code, accesses)
     k.forget_region_values()
     k.values[op.result] = BufferTile(target.buffer, extents)
-
-
-def carried_in_registers(k: GpuKernelLowering, arg: SSAValue) -> MicroTiles | None:
-    """The layout a loop-carried tile keeps in registers: when its one use is the
-    accumulator of an mma yielded back in its place, and the tile has a cell per thread."""
-    uses = list(arg.uses)
-    if len(uses) != 1 or not isinstance(uses[0].operation, tile.MmaOp):
-        return None
-    mma = uses[0].operation
-    if mma.acc is not arg or not _yielded_in_place(mma):
-        return None
-    layout = MicroTiles.of(arg.type.get_shape(), k.block_size)
-    return layout if layout.active == k.block_size else None
 
 
 GPU_LOWERINGS[tile.MmaOp] = _mma

@@ -1,11 +1,10 @@
-"""lower-tile-to-gpu for the ops whose threads cooperate: tile.reduce (warp shuffles),
-tile.mma (shared operands, register micro-tiles), tile.check (status word) and scf.for
-(loop-carried tiles in shared memory). See tile_to_gpu's module docstring for the design.
+"""lower-tile-to-gpu for tile.reduce (warp shuffles), tile.check (status word) and scf.for
+(loop-carried tiles in shared memory or registers); tile.mma is in tile_to_gpu_mma. See
+tile_to_gpu's module docstring for the design.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from math import prod
 
 from xdsl.dialects import arith, memref, scf
@@ -27,7 +26,7 @@ from strata.dialects import tile, token
 from strata.dialects.graph_base import is_float
 from strata.errors import StrataError
 from strata.lowering.tile_builder import next_power_of_two
-from strata.lowering.gpu_tiles import PartialsTile, RegisterTile, register_tile_in
+from strata.lowering.gpu_tiles import PartialsTile, RegisterTile, carried_in_registers, cell_values, register_tile_in
 from strata.lowering.tile_to_gpu import (
     GPU_LOWERINGS,
     NVVM_PREFIX,
@@ -92,23 +91,16 @@ def combiner(k: GpuKernelLowering, kind: str, element_type):
     return lambda a, b: k.emit(int_op(a, b))
 
 
-def conjunction(k: GpuKernelLowering, checks: Sequence[SSAValue]) -> SSAValue | None:
-    result = None
-    for check in checks:
-        result = check if result is None else k.emit(arith.AndIOp(result, check))
-    return result
+def neutral(k: GpuKernelLowering, element_type, kind: str) -> SSAValue:
+    """The reduction's identity element."""
+    return k.emit(arith.ConstantOp(identity(element_type, kind)))
 
 
-def if_then(k: GpuKernelLowering, condition: SSAValue | None, body) -> None:
-    if condition is None:
-        body()
-        return
-    block = Block()
-    k.emit(scf.IfOp(condition, [], Region(block)))
-    outer, k.cursor = k.cursor, block
-    body()
-    k.emit(scf.YieldOp())
-    k.cursor = outer
+def warp_position(k: GpuKernelLowering) -> tuple[SSAValue, SSAValue]:
+    """(this thread's warp, whether it is its warp's first lane)."""
+    warp = k.emit(arith.DivUIOp(k.thread, k.index(WARP)))
+    first_lane = k.emit(arith.CmpiOp(k.emit(arith.RemUIOp(k.thread, k.index(WARP))), k.index(0), "eq"))
+    return warp, first_lane
 
 
 def butterfly(k: GpuKernelLowering, value: SSAValue, lanes: int, combine) -> SSAValue:
@@ -134,7 +126,7 @@ def _reduce_straight_line(k: GpuKernelLowering, op: tile.ReduceOp) -> bool:
     the partials of its output, after the one barrier the scratch writes call for.
     False if the reduction does not apply."""
     source = k.tile_of(op.input)
-    shape = tuple(max(1, d) for d in op.input.type.get_shape())
+    shape = tuple(op.input.type.get_shape())
     out_shape = tuple(op.result.type.get_shape())
     axes = sorted({a % len(shape) for a in op.axes.get_values()})
     iterations = k.straight_line_iterations(shape)
@@ -150,18 +142,14 @@ def _reduce_straight_line(k: GpuKernelLowering, op: tile.ReduceOp) -> bool:
     combine = combiner(k, kind, element_type)
     scratch = k.shared_alloca([outputs * parts], element_type)
 
-    def neutral() -> SSAValue:
-        return k.emit(arith.ConstantOp(identity(element_type, kind)))
-
     def per_thread() -> None:
         values = []
         for iteration in range(iterations):
             indices, inside = k.element_indices(shape, source.extents, iteration)
             value = k.read(source, indices)
-            values.append(value if inside is None else k.emit(arith.SelectOp(inside, value, neutral())))
+            values.append(value if inside is None else k.emit(arith.SelectOp(inside, value, neutral(k, element_type, kind))))
         per_output = reduced // block  # consecutive iterations of one output
-        warp = k.emit(arith.DivUIOp(k.thread, k.index(WARP)))
-        first_lane = k.emit(arith.CmpiOp(k.emit(arith.RemUIOp(k.thread, k.index(WARP))), k.index(0), "eq"))
+        warp, first_lane = warp_position(k)
         k.note_write(scratch, (), None)
         for output in range(outputs):
             partial = values[output * per_output]
@@ -169,7 +157,7 @@ def _reduce_straight_line(k: GpuKernelLowering, op: tile.ReduceOp) -> bool:
                 partial = combine(partial, value)
             partial = butterfly(k, partial, WARP, combine)
             slot = k.add(warp, k.index(output * parts))
-            if_then(k, first_lane, lambda slot=slot, partial=partial: k.emit(memref.StoreOp.get(partial, scratch, [slot])))
+            k.guarded(first_lane, lambda slot=slot, partial=partial: k.emit(memref.StoreOp.get(partial, scratch, [slot])))
 
     code, accesses = k.block_code(per_thread, straight_line=True)
     k.place_inline(code, accesses)
@@ -189,7 +177,7 @@ def _reduce_in_groups(k: GpuKernelLowering, op: tile.ReduceOp) -> None:
     element_type = op.result.type.element_type
     kind = op.kind.data
     outputs, reduced = prod(out_shape), prod(in_shape[a] for a in axes)
-    lanes = min(k.block_size, next_power_of_two(reduced), previous_power_of_two(k.block_size // outputs))
+    lanes = min(next_power_of_two(reduced), previous_power_of_two(k.block_size // outputs))
     groups = k.block_size // lanes
     buffer = k.shared_alloca(out_shape, element_type)
     scratch = k.shared_alloca([k.block_size // WARP], element_type) if lanes > WARP else None
@@ -203,7 +191,7 @@ def _reduce_in_groups(k: GpuKernelLowering, op: tile.ReduceOp) -> None:
         output = k.add(base, group)
         valid = [] if outputs % groups == 0 else [k.emit(arith.CmpiOp(output, k.index(outputs), "ult"))]
         out_indices = delinearize(k, output, out_shape)
-        start = k.emit(arith.ConstantOp(identity(element_type, kind)))
+        start = neutral(k, element_type, kind)
 
         def fold(r: SSAValue, partial: SSAValue) -> SSAValue:
             reduced_indices = delinearize(k, r, [in_shape[a] for a in axes])
@@ -216,14 +204,14 @@ def _reduce_in_groups(k: GpuKernelLowering, op: tile.ReduceOp) -> None:
             for a, i in enumerate(indices):
                 if static_value(source.extents[a]) != in_shape[a]:
                     checks.append(k.emit(arith.CmpiOp(i, source.extents[a], "ult")))
-            inside = conjunction(k, checks)
+            inside = k.all_of(checks)
             if inside is None:
                 return combine(partial, k.read(source, indices))
             then_block, else_block = Block(), Block()
             outer, k.cursor = k.cursor, then_block
             k.emit(scf.YieldOp(k.read(source, indices)))
             k.cursor = else_block
-            k.emit(scf.YieldOp(k.emit(arith.ConstantOp(identity(element_type, kind)))))
+            k.emit(scf.YieldOp(neutral(k, element_type, kind)))
             k.cursor = outer
             element = k.emit(scf.IfOp(inside, [element_type], Region(then_block), Region(else_block)))
             return combine(partial, element)
@@ -233,31 +221,20 @@ def _reduce_in_groups(k: GpuKernelLowering, op: tile.ReduceOp) -> None:
         k.emit(scf.YieldOp(fold(body.args[0], body.args[1])))
         k.cursor = outer
         partial = k.emit(scf.ForOp(lane, k.index(reduced), k.index(lanes), [start], Region(body)))
-        offset = min(lanes, WARP) // 2
-        while offset:
-            partial = combine(partial, shuffle_xor(k, partial, offset))
-            offset //= 2
+        partial = butterfly(k, partial, min(lanes, WARP), combine)
         if scratch is not None:
-            warp_lane = k.emit(arith.RemUIOp(k.thread, k.index(WARP)))
-            first_lane = k.emit(arith.CmpiOp(warp_lane, k.index(0), "eq"))
-            warp = k.emit(arith.DivUIOp(k.thread, k.index(WARP)))
-            if_then(k, first_lane, lambda: k.emit(memref.StoreOp.get(partial, scratch, [warp])))
+            warp, first_lane = warp_position(k)
+            k.guarded(first_lane, lambda: k.emit(memref.StoreOp.get(partial, scratch, [warp])))
             k.barrier(settle=False)
             warps = lanes // WARP
             has_partial = k.emit(arith.CmpiOp(lane, k.index(warps), "ult"))
             slot = k.add(k.mul(group, k.index(warps)), k.emit(arith.MinUIOp(lane, k.index(warps - 1))))
             loaded = k.emit(memref.LoadOp.get(scratch, [slot]))
-            neutral = k.emit(arith.ConstantOp(identity(element_type, kind)))
-            partial = k.emit(arith.SelectOp(has_partial, loaded, neutral))
-            offset = warps // 2
-            while offset:
-                partial = combine(partial, shuffle_xor(k, partial, offset))
-                offset //= 2
+            partial = k.emit(arith.SelectOp(has_partial, loaded, neutral(k, element_type, kind)))
+            partial = butterfly(k, partial, warps, combine)
         leader = k.emit(arith.CmpiOp(lane, k.index(0), "eq"))
         k.note_write(buffer, out_indices, None)
-        target = [k.index(0) if a in axes else i for a, i in enumerate(out_indices)]
-        if_then(k, conjunction(k, [leader, *valid]),
-                lambda: k.emit(memref.StoreOp.get(partial, buffer, target)))
+        k.guarded(k.all_of([leader, *valid]), lambda: k.emit(memref.StoreOp.get(partial, buffer, out_indices)))
         if scratch is not None and outputs > groups:
             k.barrier(settle=False)  # the scratch row is reused by the next round of outputs
         k.emit(scf.YieldOp())
@@ -277,7 +254,7 @@ def _check(k: GpuKernelLowering, op: tile.CheckOp) -> None:
 
     def check(indices: list[SSAValue]) -> None:
         flag = k.read(failed, indices)
-        k.effect(lambda: if_then(k, flag, lambda: k.emit(memref.StoreOp.get(i32_constant(k, 1), status, [k.index(0)]))))
+        k.effect(lambda: k.guarded(flag, lambda: k.emit(memref.StoreOp.get(i32_constant(k, 1), status, [k.index(0)]))))
 
     k.thread_loop(op.failed.type.get_shape(), failed.extents, check)
 
@@ -287,8 +264,6 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
     carries the thread's cells); other carried tiles live in shared memory. A body that
     leaves shared accesses pending ends with a barrier when the next iteration's first
     accesses conflict with them."""
-    from strata.lowering.tile_to_gpu_mma import carried_in_registers, cell_values
-
     body = op.body.block
     bounds = [static_value(k.values[v]) for v in (op.lb, op.ub, op.step)]
     if None not in bounds and bounds[2] > 0 and bounds[0] < bounds[1] <= bounds[0] + bounds[2]:
@@ -306,7 +281,6 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
             raise StrataError(
                 f"lower-tile-to-gpu: @{k.kernel.sym_name.data}: scf.for may only carry tiles and tokens, not {t}"
             )
-        k.flush_stores()
         start = k.tile_of(init)
         layout = carried_in_registers(k, arg)
         if layout is not None:
@@ -326,6 +300,8 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
             k.values[arg] = RegisterTile([next(cells) for _ in slot.values], slot.layout, slot.extents)
     outer, k.cursor = k.cursor, block
     outer_region, k.region = k.region, RegionValues()
+    runs = None not in bounds and bounds[0] < bounds[1]
+    heads_open = [still_open[0] for _, still_open in k.loop_heads]
     k.loop_heads.append((Accesses(), [True]))
     k.lower_region(body)
     yielded: list[SSAValue] = []
@@ -344,8 +320,10 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
     k.cursor, k.region = outer, outer_region
     loop = k.emit(scf.ForOp(k.values[op.lb], k.values[op.ub], k.values[op.step], initial, Region(block)))
     k.forget_region_values()  # the loop rewrote its carried tiles
-    if None in bounds or bounds[0] >= bounds[1]:
-        k.pending.merge(entry_state)  # a loop that may run no iteration leaves the entry state
+    if not runs:  # a loop that may run no iteration leaves the entry state, and opens no barrier
+        k.pending.merge(entry_state)
+        for (_, still_open), was_open in zip(k.loop_heads, heads_open):
+            still_open[0] = was_open
     results = iter(loop.owner.results if loop is not None else ())
     for result, slot in zip(op.results, carried):
         if isinstance(slot, RegisterTile):

@@ -35,7 +35,7 @@ def _mma(k: KernelLowering, op: tile.MmaOp) -> None:
     a, b, acc = k.tile_of(op.a), k.tile_of(op.b), k.tile_of(op.acc)
     acc_type = op.acc.type
     lead = len(acc_type.get_shape()) - 2
-    in_place = isinstance(acc, BufferTile) and acc is k.iter_buffers.get(op.acc) and _yielded_in_place(op)
+    in_place = isinstance(acc, BufferTile) and acc is k.iter_buffers.get(op.acc) and yielded_in_place(op)
     target = acc if in_place else k.materialize(acc, acc_type.get_shape(), acc_type.element_type)
     zeros = [k.index(0)] * lead
     m, kk, n = a.extents[-2], a.extents[-1], b.extents[-1]
@@ -125,7 +125,7 @@ MMA_ROW_BLOCK = 4
 feeds four FMAs, so the kernel is bound by FMA throughput, not by loads."""
 
 
-def _yielded_in_place(op: tile.MmaOp) -> bool:
+def yielded_in_place(op: tile.MmaOp) -> bool:
     """acc is a loop-carried tile and this mma's only use yields it back to the same slot."""
     uses = list(op.result.uses)
     if len(uses) != 1 or not isinstance(uses[0].operation, scf.YieldOp):

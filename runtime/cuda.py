@@ -11,7 +11,8 @@ architecture (sm_90 on H100/H200; sm_80-class cards take sm_80), loaded with Num
 Binding allocates one device array per arena of the memory plan and one per input, and
 writes constants (the params arena) once. A call copies the numpy inputs to the device,
 launches each kernel with grid = the tile grid (one block per tile) and the kernel's block
-size (256 threads), and copies the results back (synchronous, on the default stream).
+size (gpu.block_size: 256 threads, 128 for mma kernels), and copies the results back
+(synchronous, on the default stream).
 `launch()` runs only the kernels, on the inputs already on the device (benchmarks).
 
 Inputs may also be device arrays: any object with `__cuda_array_interface__` (torch CUDA
@@ -20,9 +21,10 @@ cuda-core's StridedMemoryView), C-contiguous, of the argument's shape and dtype,
 in place (zero copy: its pointer goes into the launch arguments). `run_on_device`
 returns the results as Numba device arrays (views of the arenas, valid until the next call).
 
-Kernels with range checks (embedding ids, cross-entropy labels) write 1 into a status word
-on failure; after the kernels finish, a set status raises ExecutionError with the kernel's
-message (and is cleared, so the executable stays usable).
+Kernels with range checks (embedding ids, cross-entropy labels) write 1 into the
+executable's status word on failure; after the kernels finish, a set status raises
+ExecutionError with the checked kernels' messages (and is cleared, so the executable stays
+usable).
 
 Launching: Numba's `driver.launch_kernel` where it exists (numba's bundled CUDA target),
 else `cuda.bindings.driver.cuLaunchKernel` on the function handle (numba-cuda), else
@@ -42,9 +44,10 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from strata.dialects import tile
+from strata.lowering.tile_builder import contiguous_strides
 from strata.errors import ExecutionError, InputError, StrataError, TargetUnavailableError
 from strata.lowering.loops_to_nvvm import ARCHES, module_to_ptx
-from strata.lowering.tile_to_gpu import DEFAULT_BLOCK_SIZE, GPU_PIPELINE_STEPS, gpu_kernels
+from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS, gpu_kernels
 from strata.pipelines import without_fusion
 from strata.runtime.dtypes import numpy_dtype
 from strata.runtime.program import LoweredProgram, planned_view
@@ -97,6 +100,15 @@ def is_device_array(value: object) -> bool:
         return True
     device = getattr(value, "__dlpack_device__", None)
     return device is not None and device()[0] in DLPACK_CUDA_DEVICES
+
+
+def device_array_interface(value: object, t) -> dict:
+    """A `__cuda_array_interface__` for a device array (from DLPack if it has none)."""
+    if hasattr(value, "__cuda_array_interface__"):
+        return value.__cuda_array_interface__
+    view = strided_memory_view(value)
+    return {"shape": tuple(view.shape), "typestr": np.dtype(view.dtype).str, "data": (int(view.ptr), False),
+            "strides": None, "version": 3}
 
 
 def strided_memory_view(value: object):
@@ -193,8 +205,7 @@ class CudaExecutable:
             name = op.kernel.string_value()
             kernel = kernels[name]
             grid = math.prod(kernel.attributes["tile.grid"].get_values())
-            size = kernel.attributes.get("gpu.block_size")
-            threads = size.value.data if size is not None else DEFAULT_BLOCK_SIZE
+            threads = kernel.attributes["gpu.block_size"].value.data
             checked = "gpu.status" in kernel.attributes
             if checked:
                 self.checks.append(kernel.attributes["tile.error"].data)
@@ -226,6 +237,12 @@ class CudaExecutable:
         for i, (arg, array, t) in enumerate(zip(args, arrays, expected)):
             if on_device[i]:
                 pointers[i] = self._device_pointer(i, arg, t)
+                if i in self.results:
+                    # The program returns this input as it is: its result is read from the
+                    # bound input buffer, so the device array is copied there (device to device).
+                    self.inputs[i].copy_to_device(self.cuda.from_cuda_array_interface(
+                        device_array_interface(arg, t), owner=arg))
+                    pointers[i] = self.inputs[i].device_ctypes_pointer.value
                 continue
             pointers[i] = self.inputs[i].device_ctypes_pointer.value or 0
             flat = np.ascontiguousarray(array).reshape(-1)
@@ -248,7 +265,10 @@ class CudaExecutable:
             shape, dtype, pointer, strides = tuple(view.shape), np.dtype(view.dtype), int(view.ptr), view.strides
             self.held_views.append(view)
         want_shape, want_dtype = tuple(t.get_shape()), numpy_dtype(t.element_type)
-        contiguous = strides is None or tuple(strides) == tuple(math.prod(shape[i + 1 :]) for i in range(len(shape)))
+        # The stride of a size-1 axis is never used (torch views often leave any value there).
+        contiguous = strides is None or all(
+            size == 1 or stride == dense for size, stride, dense in zip(shape, strides, contiguous_strides(shape))
+        )
         if shape != want_shape or dtype != want_dtype or not contiguous:
             raise InputError(
                 f"@{self.signature.sym_name.data} argument {index}: expected a C-contiguous device array "

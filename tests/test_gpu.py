@@ -357,6 +357,9 @@ def test_device_arrays_are_read_in_place_and_results_stay_on_device():
     np.testing.assert_allclose(exe(x)[0], want, rtol=1e-5, atol=1e-6)  # host inputs again
     with pytest.raises(strata.InputError, match="argument 0"):
         exe(cuda.to_device(x[:, :32].copy()))
+    t = ttype((17, 33), "f32")
+    returns_input = strata.compile(f"func.func @main(%x: {t}) -> {t} {{\n  func.return %x : {t}\n}}", target="cuda")
+    np.testing.assert_array_equal(returns_input.run_on_device(device_x)[0].copy_to_host(), x)
     try:
         import torch
     except ImportError:
@@ -430,3 +433,40 @@ def test_bf16_rounding_matches_ml_dtypes():
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     finite = ~np.isnan(want)
     np.testing.assert_array_equal(got[finite].view(np.uint32), want[finite].view(np.uint32))
+
+
+def transpose_through(token: str) -> str:
+    """A tile kernel that stores a tile to %b, then loads %b transposed (each thread reads
+    another thread's element) with the load's token `token`: %t2 orders it after the store."""
+    row, col = "tensor_view<8x8xf32, strides [8, 1], offset 0>", "tensor_view<8x8xf32, strides [1, 8], offset 0>"
+    part = lambda view: f"!tile.partition_view<8x8, !tile.{view}>"  # noqa: E731
+    return f"""tile.kernel @k(%a: memref<64xf32>, %b: memref<64xf32>) attributes {{grid = array<i64: 1>}} {{
+  %c0 = arith.constant 0 : index
+  %t0 = token.make : !token.token
+  %va = tile.make_tensor_view %a : memref<64xf32> -> !tile.{row}
+  %pa = tile.make_partition_view %va : !tile.{row} -> {part(row)}
+  %vb = tile.make_tensor_view %b : memref<64xf32> -> !tile.{row}
+  %pb = tile.make_partition_view %vb : !tile.{row} -> {part(row)}
+  %vt = tile.make_tensor_view %b : memref<64xf32> -> !tile.{col}
+  %pt = tile.make_partition_view %vt : !tile.{col} -> {part(col)}
+  %x, %t1 = tile.load_view_tko %pa[%c0, %c0] token %t0 : {part(row)} -> !tile.tile<8x8xf32>
+  %t2 = tile.store_view_tko %x, %pb[%c0, %c0] token %t1 : !tile.tile<8x8xf32>, {part(row)}
+  %y, %t3 = tile.load_view_tko %pt[%c0, %c0] token {token} : {part(col)} -> !tile.tile<8x8xf32>
+  %t4 = tile.store_view_tko %y, %pa[%c0, %c0] token %t3 : !tile.tile<8x8xf32>, {part(row)}
+  tile.return
+}}"""
+
+
+@pytest.mark.parametrize("token, barriers", [("%t2", 1), ("%t1", 0)], ids=["ordered-after-store", "unordered"])
+def test_barriers_follow_token_order_through_global_memory(token, barriers):
+    """A load whose token follows a store to the same buffer reads what other threads
+    wrote: one barrier between them. Without that token order, none (the program says the
+    accesses need no order)."""
+    module = strata.parse_module(transpose_through(token))
+    run_pipeline(module, "lower-tile-to-gpu")
+    (kernel,) = [f for f in module.ops if "gpu.kernel" in f.attributes]
+    assert kernel.attributes["gpu.barriers"].value.data == barriers
+    text = str(kernel)
+    if barriers:
+        first_store = text.index("memref.store")
+        assert first_store < text.index("llvm.nvvm.barrier0") < text.index("memref.store", first_store + 1)

@@ -89,14 +89,33 @@ $L__BB0_2:
 """)
 
 
+VECTOR_LOAD_DECIDES = kernel("""
+\tld.shared.v2.u32 \t{%r1, %r2}, [s];
+\tsetp.gt.u32 \t%p1, %r2, 16;
+\t@%p1 bra \t$L__BB0_2;
+\tbar.sync \t0;
+$L__BB0_2:
+\tret;
+""")
+
+PREDICATED_BARRIER = kernel("""
+\tmov.u32 \t%r1, %tid.x;
+\tsetp.gt.u32 \t%p1, %r1, 16;
+\t@%p1 bar.sync \t0;
+\tret;
+""")
+
+
 @pytest.mark.parametrize(
     "ptx, kind",
     [
         (EARLY_EXIT, "barrier in divergent code"),
+        (VECTOR_LOAD_DECIDES, "barrier in divergent code"),
+        (PREDICATED_BARRIER, "barrier in divergent code"),
         (PREDICATED_RETURN, "early exit before a barrier"),
         (LOOP_WITH_EXIT_INSIDE, "barrier in divergent code"),
     ],
-    ids=["branch-over-barrier", "predicated-ret", "exit-inside-loop"],
+    ids=["branch-over-barrier", "vector-load-predicate", "predicated-barrier", "predicated-ret", "exit-inside-loop"],
 )
 def test_unsafe_kernels_are_flagged(ptx, kind):
     violations = check_barriers(ptx)

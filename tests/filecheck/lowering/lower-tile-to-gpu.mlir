@@ -1,6 +1,6 @@
 // lower-tile-to-gpu: every tile.kernel becomes a func.func with gpu.kernel. The tile grid is
 // the CUDA grid (block = begin + ctaid.x, delinearized into the program ids) and the block's
-// threads cooperate on each tile. Three kernels, split into files with --split-input-file:
+// threads cooperate on each tile. Four kernels, split into files with --split-input-file:
 //
 // 1. A fused elementwise kernel: 2x1024 tiles, 8 elements per thread, so straight-line code
 //    (element tid + k * 256, last axis fastest: coalesced; the row of each element is a
