@@ -101,7 +101,7 @@ from strata.lowering.tile_to_loops import (
     MappedTile,
     Partition,
     Tile,
-    same_extent,
+    mapped_tile,
     static_value,
 )
 
@@ -214,20 +214,6 @@ def body_fingerprint(op: tile.MapOp) -> tuple:
     return tuple(parts)
 
 
-def delinearize(k: KernelLowering, flat: SSAValue, shape: Sequence[int]) -> list[SSAValue]:
-    """Row-major tile indices of a flat element index (last axis fastest)."""
-    indices: list[SSAValue] = []
-    rest = flat
-    for axis in reversed(range(len(shape))):
-        if axis == 0:
-            indices.insert(0, rest)
-        else:
-            size = k.index(shape[axis])
-            indices.insert(0, k.emit(arith.RemUIOp(rest, size)))
-            rest = k.emit(arith.DivUIOp(rest, size))
-    return indices
-
-
 class GpuKernelLowering(KernelLowering):
     """One tile.kernel → one GPU kernel function (see module docstring)."""
 
@@ -309,14 +295,9 @@ class GpuKernelLowering(KernelLowering):
 
     def shared_alloca(self, shape: Sequence[int], element_type: Attribute) -> SSAValue:
         self.shared_bytes += prod(shape) * element_bytes(element_type)
-        alloca = memref.AllocaOp.get(
-            element_type, 16, shape, memory_space=IntegerAttr(SHARED_MEMORY_SPACE, i64)
+        return self.at_entry(
+            memref.AllocaOp.get(element_type, 16, shape, memory_space=IntegerAttr(SHARED_MEMORY_SPACE, i64))
         )
-        if self.entry.first_op is None:
-            self.entry.add_op(alloca)
-        else:
-            self.entry.insert_op_before(alloca, self.entry.first_op)
-        return alloca.results[0]
 
     @staticmethod
     def is_shared(buffer: SSAValue) -> bool:
@@ -456,7 +437,7 @@ class GpuKernelLowering(KernelLowering):
                 column = self.add(self.thread, self.index(first % shape[-1])) if first % shape[-1] else self.thread
                 indices = [*(self.index(i) for i in unravel(first // shape[-1], shape[:-1])), column]
             else:
-                indices = delinearize(self, self.add(self.thread, self.index(first)), shape)
+                indices = self.delinearize(self.add(self.thread, self.index(first)), shape)
             inside = self.clamp(indices, extents, shape)
             self.region.indices[key] = (indices, inside)
         return self.region.indices[key]
@@ -528,7 +509,7 @@ class GpuKernelLowering(KernelLowering):
             return
 
         def build() -> None:
-            indices = delinearize(self, self.cursor.args[0], shape)
+            indices = self.delinearize(self.cursor.args[0], shape)
             self.owned_indices = tuple(indices)
             inside = self.all_of([
                 self.emit(arith.CmpiOp(index, extent, "ult"))
@@ -713,12 +694,9 @@ def _deferred_store(k: GpuKernelLowering, op: tile.StoreViewTkoOp) -> None:
 
 
 def _lazy_map(k: GpuKernelLowering, op: tile.MapOp) -> None:
-    """Never materialized: a map read twice in one thread loop is evaluated once per element."""
-    inputs = [k.tile_of(v) for v in op.inputs]
-    extents = inputs[0].extents if inputs else [k.index(d) for d in op.result.type.get_shape()]
-    for other in inputs[1:]:
-        extents = [a if same_extent(a, b) else k.emit(arith.MinSIOp(a, b)) for a, b in zip(extents, other.extents)]
-    k.values[op.result] = MappedTile(op, inputs, extents)
+    """Never materialized: each element is computed once per region where it is read
+    (the element cache), however many uses the map has."""
+    k.values[op.result] = mapped_tile(k, op)
 
 
 def _load(k: GpuKernelLowering, op: tile.LoadViewTkoOp) -> None:

@@ -34,7 +34,6 @@ from strata.lowering.tile_to_gpu import (
     Accesses,
     GpuKernelLowering,
     RegionValues,
-    delinearize,
 )
 from strata.lowering.tile_to_loops import REASSOCIATE, REDUCTION_COMBINERS, BufferTile, static_value
 
@@ -190,11 +189,11 @@ def _reduce_in_groups(k: GpuKernelLowering, op: tile.ReduceOp) -> None:
         lane = k.emit(arith.RemUIOp(k.thread, k.index(lanes)))
         output = k.add(base, group)
         valid = [] if outputs % groups == 0 else [k.emit(arith.CmpiOp(output, k.index(outputs), "ult"))]
-        out_indices = delinearize(k, output, out_shape)
+        out_indices = k.delinearize(output, out_shape)
         start = neutral(k, element_type, kind)
 
         def fold(r: SSAValue, partial: SSAValue) -> SSAValue:
-            reduced_indices = delinearize(k, r, [in_shape[a] for a in axes])
+            reduced_indices = k.delinearize(r, [in_shape[a] for a in axes])
             indices = [None] * len(in_shape)
             for a, i in zip(axes, reduced_indices):
                 indices[a] = i

@@ -234,13 +234,22 @@ class KernelLowering:
         return self.status
 
     def bind_program_ids(self, flat: SSAValue) -> None:
-        """Row-major delinearization of the flat grid index."""
-        self.program_ids: list[SSAValue] = []
+        """The program ids of the flat grid index."""
+        self.program_ids = self.delinearize(flat, self.kernel.grid_shape(), wrap=True)
+
+    def delinearize(self, flat: SSAValue, shape: Sequence[int], wrap: bool = False) -> list[SSAValue]:
+        """Row-major indices of a flat index into `shape` (last axis fastest). The first
+        index is what remains unless `wrap` takes it modulo its size too."""
+        indices: list[SSAValue] = []
         rest = flat
-        for size in reversed(self.kernel.grid_shape()):
-            size_value = self.index(size)
-            self.program_ids.insert(0, self.emit(arith.RemUIOp(rest, size_value)))
-            rest = self.emit(arith.DivUIOp(rest, size_value))
+        for axis in reversed(range(len(shape))):
+            size = self.index(shape[axis])
+            if axis == 0 and not wrap:
+                indices.insert(0, rest)
+            else:
+                indices.insert(0, self.emit(arith.RemUIOp(rest, size)))
+                rest = self.emit(arith.DivUIOp(rest, size))
+        return indices
 
     def lower_op(self, op: Operation) -> None:
         handler = LOWERINGS.get(type(op))
@@ -328,12 +337,15 @@ class KernelLowering:
 
     def emit_alloca(self, shape: Sequence[int], element_type) -> SSAValue:
         """A stack buffer in the entry block (once per call, not per grid point)."""
-        alloca = memref.AllocaOp.get(element_type, 64, list(shape))
+        return self.at_entry(memref.AllocaOp.get(element_type, 64, list(shape)))
+
+    def at_entry(self, op: Operation) -> SSAValue:
+        """`op` first in the kernel's entry block (its result dominates every use)."""
         if self.entry.first_op is None:
-            self.entry.add_op(alloca)
+            self.entry.add_op(op)
         else:
-            self.entry.insert_op_before(alloca, self.entry.first_op)
-        return alloca.results[0]
+            self.entry.insert_op_before(op, self.entry.first_op)
+        return op.results[0]
 
     def tile_of(self, value: SSAValue) -> Tile:
         return self.values[value]
@@ -378,7 +390,8 @@ def _store(k: KernelLowering, op: tile.StoreViewTkoOp) -> None:
     k.values[op.result_token] = None
 
 
-def _map(k: KernelLowering, op: tile.MapOp) -> None:
+def mapped_tile(k: KernelLowering, op: tile.MapOp) -> MappedTile:
+    """The lazy tile of a map: its extent is where all of its inputs are valid."""
     inputs = [k.tile_of(v) for v in op.inputs]
     if inputs:
         extents = inputs[0].extents
@@ -386,7 +399,11 @@ def _map(k: KernelLowering, op: tile.MapOp) -> None:
             extents = [a if same_extent(a, b) else k.emit(arith.MinSIOp(a, b)) for a, b in zip(extents, other.extents)]
     else:
         extents = [k.index(d) for d in op.result.type.get_shape()]
-    mapped = MappedTile(op, inputs, extents)
+    return MappedTile(op, inputs, extents)
+
+
+def _map(k: KernelLowering, op: tile.MapOp) -> None:
+    mapped = mapped_tile(k, op)
     if op.result.has_more_than_one_use():
         mapped = k.materialize(mapped, op.result.type.get_shape(), op.result.type.element_type)
     k.values[op.result] = mapped
