@@ -55,8 +55,8 @@ How tiles map to threads:
   wrote (RAW) or writes what another thread read or wrote (WAR/WAW), at the uniform level,
   and one barrier settles every pending access; a loop body ends with one when what is
   pending conflicts with the next iteration's first accesses. Global memory joins this
-  bookkeeping only where tokens order it: a load whose token comes from a store (read after
-  write through memory) is checked like a shared read. `{barriers = "naive"}` instead puts
+  bookkeeping only where tokens order it: a buffer loaded with a token that follows a store
+  to that buffer (`ordered_buffers`) has its stores and loads checked like shared ones. `{barriers = "naive"}` instead puts
   a barrier after every piece of block code that writes (shared, or token-ordered global)
   memory, and before it when anything is pending, for comparison (FileCheck).
 - **tile.check** stores 1 into a trailing `memref<1xi32>` status argument (the runtime
