@@ -184,6 +184,15 @@ class PendingAccesses:
 
 
 @dataclass
+class LoopHead:
+    """What a loop body does before its first barrier: the next iteration does it first,
+    so it is checked against what is pending at the end of the body."""
+
+    accesses: Accesses = field(default_factory=Accesses)
+    before_first_barrier: bool = True
+
+
+@dataclass
 class RegionValues:
     """Element values and element indices of straight-line block code in one region."""
 
@@ -234,10 +243,8 @@ class GpuKernelLowering(KernelLowering):
         """Buffers that tokens order a store before a load of (see `ordered_buffers`): their
         global accesses join the barrier bookkeeping."""
         self.status_argument: SSAValue | None = None
-        self.loop_heads: list[tuple[Accesses, list[bool]]] = []
-        """Per enclosing loop body, its accesses before its first barrier (what the next
-        iteration does first, checked against what is pending at the end of the body) and
-        whether that first barrier is still to come (a one-element list, shared)."""
+        self.loop_heads: list[LoopHead] = []
+        """One per enclosing loop body, innermost last."""
         self.region = RegionValues()
         """Values of straight-line block code in the region being lowered (see thread_loop)."""
         self.cell: tuple[object, int] | None = None
@@ -273,8 +280,8 @@ class GpuKernelLowering(KernelLowering):
         self.barrier_count += 1
         if settle:
             self.pending = PendingAccesses()
-            for _, still_open in self.loop_heads:
-                still_open[0] = False
+            for head in self.loop_heads:
+                head.before_first_barrier = False
 
     def synchronize(self, accesses: Accesses) -> None:
         """A barrier before block code with `accesses` if it conflicts with pending ones."""
@@ -286,10 +293,10 @@ class GpuKernelLowering(KernelLowering):
 
     def after(self, accesses: Accesses) -> None:
         self.pending.record(accesses)
-        for head, still_open in self.loop_heads:
-            if still_open[0]:
-                head.reads += accesses.reads
-                head.writes += accesses.writes
+        for head in self.loop_heads:
+            if head.before_first_barrier:
+                head.accesses.reads += accesses.reads
+                head.accesses.writes += accesses.writes
         if self.naive_barriers and accesses.writes:
             self.barrier()
 

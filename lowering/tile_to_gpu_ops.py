@@ -31,8 +31,8 @@ from strata.lowering.tile_to_gpu import (
     GPU_LOWERINGS,
     NVVM_PREFIX,
     WARP,
-    Accesses,
     GpuKernelLowering,
+    LoopHead,
     RegionValues,
 )
 from strata.lowering.tile_to_loops import REASSOCIATE, REDUCTION_COMBINERS, BufferTile, static_value
@@ -300,8 +300,8 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
     outer, k.cursor = k.cursor, block
     outer_region, k.region = k.region, RegionValues()
     runs = None not in bounds and bounds[0] < bounds[1]
-    heads_open = [still_open[0] for _, still_open in k.loop_heads]
-    k.loop_heads.append((Accesses(), [True]))
+    heads_open = [head.before_first_barrier for head in k.loop_heads]
+    k.loop_heads.append(LoopHead())
     k.lower_region(body)
     yielded: list[SSAValue] = []
     for value, slot in zip(body.last_op.operands, carried):
@@ -312,8 +312,8 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
             if register_tile_in(produced) is not None:
                 produced = k.spill(produced, value.type.get_shape(), value.type.element_type)
             k.copy_into(produced, slot.buffer, slot.extents)
-    head, _ = k.loop_heads.pop()
-    if k.pending and (k.naive_barriers or k.pending.conflicts(head)):
+    head = k.loop_heads.pop()
+    if k.pending and (k.naive_barriers or k.pending.conflicts(head.accesses)):
         k.barrier()
     k.emit(scf.YieldOp(*yielded))
     k.cursor, k.region = outer, outer_region
@@ -321,8 +321,8 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
     k.forget_region_values()  # the loop rewrote its carried tiles
     if not runs:  # a loop that may run no iteration leaves the entry state, and opens no barrier
         k.pending.merge(entry_state)
-        for (_, still_open), was_open in zip(k.loop_heads, heads_open):
-            still_open[0] = was_open
+        for outer_head, was_open in zip(k.loop_heads, heads_open):
+            outer_head.before_first_barrier = was_open
     results = iter(loop.owner.results if loop is not None else ())
     for result, slot in zip(op.results, carried):
         if isinstance(slot, RegisterTile):
