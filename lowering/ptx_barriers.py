@@ -10,7 +10,10 @@ post-dominator (where the threads reconverge). Two patterns deadlock or corrupt 
 - **barrier in divergent code**: a `bar.sync` (or `barrier.sync`) inside the region: some
   threads reach it, others never do;
 - **early exit before a barrier**: a `ret`/`exit` inside the region while a barrier is
-  reachable after the reconvergence point: the threads that left never arrive there.
+  reachable after the reconvergence point: the threads that left never arrive there;
+- **whole-warp shuffle in divergent code**: a `shfl.sync` / `vote.sync` / `match.sync` /
+  `redux.sync` whose member mask is the full warp, inside the region: lanes that took the
+  other way never join it.
 
 Uniform branches (loop counters, `%ctaid`, `%ntid`, parameters) are not divergent, so a
 barrier inside a uniform loop and a thread loop followed by a barrier are accepted.
@@ -31,6 +34,8 @@ PREDICATE_GUARD = re.compile(r"^@!?(%\w+)\s+")
 REGISTER = re.compile(r"%[A-Za-z_][\w]*")
 BARRIER = re.compile(r"^(@!?%\w+\s+)?(bar\.sync|barrier\.sync|bar\.red|barrier\.red|bar\.arrive)\b")
 EXIT = re.compile(r"^(@!?%\w+\s+)?(ret|exit)\b")
+WHOLE_WARP = re.compile(r"^(@!?%\w+\s+)?(shfl|vote|match|redux)\.sync\b.*,\s*(-1|0xffffffff|0xFFFFFFFF|4294967295)\s*;$")
+"""Warp-synchronous instructions whose member mask names the whole warp."""
 THREAD_DEPENDENT_OPCODES = ("ld.", "atom.", "red.", "shfl.", "vote.", "match.", "activemask")
 """Instructions whose result may differ per thread whatever their operands (except ld.param)."""
 
@@ -197,6 +202,12 @@ def check_kernel(name: str, lines: list[str]) -> list[Violation]:
         barriers = sorted(n for n in region if by_name[n].has_barrier)
         if barriers:
             violations.append(Violation(name, "barrier in divergent code", block.name, f"bar.sync in {', '.join(barriers)}"))
+        warp_wide = sorted(n for n in region if any(WHOLE_WARP.match(i) for i in by_name[n].instructions))
+        if warp_wide:
+            violations.append(Violation(
+                name, "whole-warp shuffle in divergent code", block.name,
+                f"a full-mask warp-synchronous instruction in {', '.join(warp_wide)}",
+            ))  # fmt: skip
         exits = sorted(n for n in region if by_name[n].exits)
         if exits and join != "<exit>":
             after = reachable([join], by_name, "<exit>") | {join}

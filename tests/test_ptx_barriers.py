@@ -98,6 +98,15 @@ $L__BB0_2:
 \tret;
 """)
 
+SHUFFLE_UNDER_BRANCH = kernel("""
+\tmov.u32 \t%r1, %tid.x;
+\tsetp.gt.u32 \t%p1, %r1, 16;
+\t@%p1 bra \t$L__BB0_2;
+\tshfl.sync.bfly.b32 \t%r2, %r1, 1, 31, -1;
+$L__BB0_2:
+\tret;
+""")
+
 PREDICATED_BARRIER = kernel("""
 \tmov.u32 \t%r1, %tid.x;
 \tsetp.gt.u32 \t%p1, %r1, 16;
@@ -112,10 +121,12 @@ PREDICATED_BARRIER = kernel("""
         (EARLY_EXIT, "barrier in divergent code"),
         (VECTOR_LOAD_DECIDES, "barrier in divergent code"),
         (PREDICATED_BARRIER, "barrier in divergent code"),
+        (SHUFFLE_UNDER_BRANCH, "whole-warp shuffle in divergent code"),
         (PREDICATED_RETURN, "early exit before a barrier"),
         (LOOP_WITH_EXIT_INSIDE, "barrier in divergent code"),
     ],
-    ids=["branch-over-barrier", "vector-load-predicate", "predicated-barrier", "predicated-ret", "exit-inside-loop"],
+    ids=["branch-over-barrier", "vector-load-predicate", "predicated-barrier", "shuffle-under-branch", "predicated-ret",
+         "exit-inside-loop"],
 )
 def test_unsafe_kernels_are_flagged(ptx, kind):
     violations = check_barriers(ptx)
