@@ -102,7 +102,7 @@ def is_device_array(value: object) -> bool:
     return device is not None and device()[0] in DLPACK_CUDA_DEVICES
 
 
-def device_array_interface(value: object, t) -> dict:
+def device_array_interface(value: object) -> dict:
     """A `__cuda_array_interface__` for a device array (from DLPack if it has none)."""
     if hasattr(value, "__cuda_array_interface__"):
         return value.__cuda_array_interface__
@@ -241,7 +241,7 @@ class CudaExecutable:
                     # The program returns this input as it is: its result is read from the
                     # bound input buffer, so the device array is copied there (device to device).
                     self.inputs[i].copy_to_device(self.cuda.from_cuda_array_interface(
-                        device_array_interface(arg, t), owner=arg))
+                        device_array_interface(arg), owner=arg))
                     pointers[i] = self.inputs[i].device_ctypes_pointer.value
                 continue
             pointers[i] = self.inputs[i].device_ctypes_pointer.value or 0

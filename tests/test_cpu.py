@@ -17,7 +17,7 @@ from strata.check import compare
 from strata.runtime.dtypes import NUMPY_DTYPES
 
 from targets import compile_for_test
-from programs import random_array, single_op
+from programs import random_array, single_op, ttype
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -344,3 +344,12 @@ def test_expanded_f32_math_accuracy():
     assert ulps[0].max() <= 4 and ulps[1].max() <= 2
     assert np.abs(got[2] - want[2])[np.isfinite(want[2])].max() <= 2e-5
     assert np.all(got[0][x < -86.5] == 0)
+
+
+@pytest.mark.parametrize("body", ["func.return %x : {t}", '%r = "graph.reshape"(%x) : ({t}) -> {t}\n  func.return %r : {t}'],
+                         ids=["identity", "reshape-only"])
+def test_program_without_kernels(body):
+    """Nothing to launch: the result is the input buffer itself (an empty memory plan)."""
+    t = ttype((3, 4), "f32")
+    text = f"func.func @main(%x: {t}) -> {t} {{\n  {body.format(t=t)}\n}}"
+    check_against_reference(text, [np.arange(12, dtype=np.float32).reshape(3, 4)])

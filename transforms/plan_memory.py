@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
     IntegerAttr,
+    MemRefType,
     ModuleOp,
     StringAttr,
     UnitAttr,
@@ -223,7 +224,13 @@ def placement(op: tile.BufferOp) -> tuple[str, int, int]:
 
 
 def programs(module: ModuleOp) -> Iterable[func.FuncOp]:
-    return [f for f in module.ops if isinstance(f, func.FuncOp) and any(isinstance(o, tile.LaunchOp | tile.BufferOp) for o in f.body.walk())]
+    """The tile programs: functions over flat buffers that are not kernels (a program that
+    only returns its arguments has an empty plan, but a plan)."""
+    return [
+        f for f in module.ops
+        if isinstance(f, func.FuncOp) and f.body.blocks and "tile.grid" not in f.attributes
+        and all(isinstance(t, MemRefType) for t in (*f.function_type.inputs.data, *f.function_type.outputs.data))
+    ]  # fmt: skip
 
 
 @dataclass(frozen=True)

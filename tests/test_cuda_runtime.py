@@ -1,0 +1,150 @@
+"""The CUDA runtime's bookkeeping (runtime/cuda.py) without a GPU: a stand-in for numba.cuda
+backed by host memory, real PTX from libNVVM, and a launcher that records its launches
+instead of running them. What it checks: arenas and inputs bound once, launch arguments
+(buffer pointers, grid range, status word), zero-copy device inputs, input validation,
+range-check errors through the status word, and a program that returns its input.
+Kernel numerics are tested on a GPU (test_gpu.py, the suites with STRATA_TEST_TARGET=cuda)."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+import strata
+from strata.runtime import cuda as runtime
+
+from programs import single_op, ttype
+from test_gpu import needs_ptx_tools
+
+
+class HostDeviceArray:
+    """A 'device' array in host memory, with the parts of Numba's DeviceNDArray the runtime uses."""
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+
+    @property
+    def device_ctypes_pointer(self):
+        return ctypes.c_void_p(self.array.ctypes.data)
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.array.shape, "typestr": self.array.dtype.str, "strides": None,
+                "data": (self.array.ctypes.data, False), "version": 3}
+
+    def copy_to_device(self, source) -> None:
+        source = source.array if isinstance(source, HostDeviceArray) else np.asarray(source)
+        self.array.reshape(-1)[: source.size] = source.reshape(-1)
+
+    def copy_to_host(self) -> np.ndarray:
+        return self.array.copy()
+
+    def __getitem__(self, index):
+        return HostDeviceArray(self.array[index])
+
+    def view(self, dtype):
+        return HostDeviceArray(self.array.view(dtype))
+
+    def reshape(self, shape):
+        return HostDeviceArray(self.array.reshape(shape))
+
+
+class HostCuda:
+    """Stands in for numba.cuda: an sm_90 device whose memory is host memory."""
+
+    class Module:
+        def get_function(self, name: str):
+            return name
+
+    class Context:
+        def create_module_ptx(self, ptx: str):
+            assert ".entry" in ptx
+            return HostCuda.Module()
+
+    class Device:
+        compute_capability = (9, 0)
+
+    def get_current_device(self):
+        return self.Device()
+
+    def current_context(self):
+        return self.Context()
+
+    def device_array(self, count: int, dtype) -> HostDeviceArray:
+        return HostDeviceArray(np.zeros(count, dtype))
+
+    def to_device(self, array) -> HostDeviceArray:
+        return HostDeviceArray(np.array(array))
+
+    def synchronize(self) -> None:
+        pass
+
+    def from_cuda_array_interface(self, interface, owner=None) -> HostDeviceArray:
+        return owner
+
+
+class RecordingLauncher:
+    launches: list = []
+
+    def arguments(self, pointers, begin, end, status=None):
+        return (tuple(pointers), begin, end, status)
+
+    def __call__(self, function, grid, block, arguments) -> None:
+        RecordingLauncher.launches.append((function, grid, block, arguments))
+
+
+@pytest.fixture
+def host_cuda(monkeypatch):
+    monkeypatch.setattr(runtime, "require_cuda", lambda: HostCuda())
+    monkeypatch.setattr(runtime, "_Launcher", RecordingLauncher)
+    RecordingLauncher.launches = []
+    return RecordingLauncher.launches
+
+
+@needs_ptx_tools
+def test_launches_take_bound_pointers_and_device_inputs_are_zero_copy(host_cuda):
+    text = single_op("graph.add", [((17, 33), "f32"), ((33,), "f32")], ((17, 33), "f32"))
+    exe = runtime.CudaExecutable(strata.parse_module(text))
+    (name, function, grid, threads, _), = exe.launches
+    assert function == name and grid >= 1 and threads == 256
+    x = np.arange(17 * 33, dtype=np.float32).reshape(17, 33)
+    b = np.ones(33, np.float32)
+    (result,) = exe(x, b)
+    assert result.shape == (17, 33) and result.dtype == np.float32
+    np.testing.assert_array_equal(exe.inputs[0].array, x.reshape(-1))  # copied in
+    (_, _, _, (pointers, begin, end, status)), = host_cuda
+    assert pointers[:2] == (exe.inputs[0].array.ctypes.data, exe.inputs[1].array.ctypes.data)
+    assert (begin, end, status) == (0, grid, None)
+    device_x = HostDeviceArray(x.copy())
+    exe(device_x, b)
+    assert host_cuda[-1][3][0][0] == device_x.array.ctypes.data  # read in place
+    with pytest.raises(strata.InputError, match="arg0"):
+        exe(np.zeros((17, 32), np.float32), b)
+    with pytest.raises(strata.InputError, match="argument 0: expected a C-contiguous device array"):
+        exe(HostDeviceArray(x.astype(np.float64)), b)
+
+
+@needs_ptx_tools
+def test_range_check_failure_is_an_execution_error_and_is_cleared(host_cuda):
+    text = single_op("graph.embedding", [((11, 4), "f32"), ((5,), "i64")], ((5, 4), "f32"))
+    exe = runtime.CudaExecutable(strata.parse_module(text))
+    status_pointer = exe.status.array.ctypes.data
+    assert any(arguments[3] == status_pointer for *_, arguments in exe.launches)
+    table, ids = np.zeros((11, 4), np.float32), np.arange(5)
+    exe(table, ids)  # status 0: fine
+    exe.status.array[0] = 1  # what a failing tile.check stores
+    with pytest.raises(strata.ExecutionError, match=r"an id is outside \[0, 11\)"):
+        exe(table, ids)
+    assert exe.status.array[0] == 0
+    exe(table, ids)
+
+
+@needs_ptx_tools
+def test_a_returned_device_input_is_copied_into_its_bound_buffer(host_cuda):
+    t = ttype((3, 4), "f32")
+    exe = runtime.CudaExecutable(strata.parse_module(f"func.func @main(%x: {t}) -> {t} {{\n  func.return %x : {t}\n}}"))
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    (on_device,) = exe.run_on_device(HostDeviceArray(x.copy()))
+    np.testing.assert_array_equal(on_device.copy_to_host(), x)
