@@ -386,9 +386,12 @@ def compile_ptx(nvvm_ir: str, arch: str = "sm_90") -> str:
 
 
 def module_to_ptx(module: ModuleOp, arch: str = "sm_90") -> tuple[str, str]:
-    """(NVVM IR text, PTX) for the GPU kernels of a lowered module; the PTX has passed
-    the barrier-safety check (ptx_barriers), else a StrataError lists the violations."""
+    """(NVVM IR text, PTX) for the GPU kernels of a lowered module, ("", "") when it has
+    none (a program that launches nothing); the PTX has passed the barrier-safety check
+    (ptx_barriers), else a StrataError lists the violations."""
     compute_arch(arch)
+    if not gpu_kernels(module):
+        return "", ""
     nvvm_ir = str(translate_kernels(module))
     ptx = compile_ptx(nvvm_ir, arch)
     violations = check_barriers(ptx)

@@ -33,9 +33,9 @@ from strata.dialects import tile
 from strata.errors import ExecutionError, InputError
 from strata.lowering.loops_to_llvm import translate_module
 from strata.lowering.tile_to_loops import kernel_functions
-from strata.runtime.dtypes import numpy_dtype
 from strata.runtime.jit import JitModule
 from strata.runtime.program import LoweredProgram, planned_view
+from strata.transforms.plan_memory import buffer_bytes
 
 CPU_PIPELINE = "cpu-pipeline"
 ALIGNMENT = 64
@@ -106,9 +106,6 @@ class CpuExecutable:
         if bind:
             self.bind(allocate_arenas(self.plan["arenas"]))
 
-    def input_shapes(self) -> tuple[tuple[int, ...], ...]:
-        return tuple(tuple(t.get_shape()) for t in self.signature.function_type.inputs.data)
-
     def bind(self, arenas: dict[str, np.ndarray]) -> None:
         """View every buffer at its planned offset in `arenas` (each at least the plan's
         size; several executables may share arenas if they never run at the same time)
@@ -130,9 +127,7 @@ class CpuExecutable:
     def _launch(self, op: tile.LaunchOp, kernel: func.FuncOp, buffers: list[int]) -> Launch:
         name = kernel.sym_name.data
         grid_size = math.prod(kernel.attributes["tile.grid"].get_values())
-        touched = sum(
-            a.type.get_shape()[0] * numpy_dtype(a.type.element_type).itemsize for a in op.args
-        )
+        touched = sum(buffer_bytes(a) for a in op.args)
         function = kernel_prototype(len(buffers))(self.jit.function_address(name))
         error = kernel.attributes.get("tile.error")
         message = error.data if error is not None else f"kernel @{name} failed"
@@ -148,10 +143,7 @@ class CpuExecutable:
             pointers[i] = storage[i].ctypes.data
         for launch in self.launches:
             self._run(launch, [pointers[b] for b in launch.buffers])
-        outputs = []
-        for slot, t in zip(self.results, self.signature.function_type.outputs.data):
-            outputs.append(storage[slot].reshape(t.get_shape()).copy())
-        return tuple(outputs)
+        return tuple(storage[slot].reshape(shape).copy() for slot, shape in zip(self.results, self.lowered.result_shapes))
 
     def _run(self, launch: Launch, pointers: list[int]) -> None:
         if len(launch.chunks) == 1:
@@ -184,7 +176,7 @@ class CpuProfiles:
         for exe in executables:
             own = allocate_arenas({name: exe.plan["arenas"][name] for name in OWN_ARENAS})
             exe.bind({**self.arenas, **own})
-            self.buckets[exe.input_shapes()] = exe
+            self.buckets[exe.lowered.inputs.shapes] = exe
 
     def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
         shapes = tuple(np.shape(a) for a in args)

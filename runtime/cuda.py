@@ -3,7 +3,7 @@
     exe = CudaExecutable(module, entry=None)     # lower, PTX, load, allocate device arenas once
     outs = exe(x, w)                             # copy in, launch every kernel, copy out
 
-Compilation: GPU_PIPELINE_STEPS (… lower-graph-to-tile, token-dce, lower-tile-to-gpu,
+Compilation: gpu-pipeline (GPU_PIPELINE_STEPS: … lower-graph-to-tile, token-dce, lower-tile-to-gpu,
 plan-memory, verify-memory-plan), then loops_to_nvvm → PTX for the current device's
 architecture (sm_90 on H100/H200; sm_80-class cards take sm_80), loaded with Numba
 (`current_context().create_module_ptx`).
@@ -39,6 +39,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -47,9 +48,7 @@ from strata.dialects import tile
 from strata.lowering.tile_builder import contiguous_strides
 from strata.errors import ExecutionError, InputError, StrataError, TargetUnavailableError
 from strata.lowering.loops_to_nvvm import ARCHES, module_to_ptx
-from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS, gpu_kernels
-from strata.pipelines import without_fusion
-from strata.runtime.dtypes import numpy_dtype
+from strata.lowering.tile_to_gpu import gpu_kernels
 from strata.runtime.program import LoweredProgram, planned_view
 
 _MODULES: dict[tuple[int, str], object] = {}
@@ -102,13 +101,42 @@ def is_device_array(value: object) -> bool:
     return device is not None and device()[0] in DLPACK_CUDA_DEVICES
 
 
-def device_array_interface(value: object) -> dict:
-    """A `__cuda_array_interface__` for a device array (from DLPack if it has none)."""
-    if hasattr(value, "__cuda_array_interface__"):
-        return value.__cuda_array_interface__
-    view = strided_memory_view(value)
-    return {"shape": tuple(view.shape), "typestr": np.dtype(view.dtype).str, "data": (int(view.ptr), False),
-            "strides": None, "version": 3}
+@dataclass
+class DeviceInput:
+    """What the runtime needs of a device array: its `__cuda_array_interface__` (made from
+    DLPack through cuda-core where it has none), read once."""
+
+    interface: dict
+    owner: object
+    """What keeps the memory alive (the array, or its DLPack view)."""
+
+    @staticmethod
+    def of(value: object) -> DeviceInput:
+        if hasattr(value, "__cuda_array_interface__"):
+            return DeviceInput(value.__cuda_array_interface__, value)
+        view = strided_memory_view(value)
+        interface = {"shape": tuple(view.shape), "typestr": np.dtype(view.dtype).str, "data": (int(view.ptr), False),
+                     "strides": None if view.strides is None else tuple(s * np.dtype(view.dtype).itemsize for s in view.strides),
+                     "version": 3}  # fmt: skip
+        return DeviceInput(interface, view)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.interface["shape"])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self.interface["typestr"])
+
+    @property
+    def pointer(self) -> int:
+        return int(self.interface["data"][0])
+
+    @property
+    def strides(self) -> tuple[int, ...] | None:
+        """In elements (the interface gives bytes), None when C-contiguous."""
+        strides = self.interface.get("strides")
+        return None if strides is None else tuple(s // self.dtype.itemsize for s in strides)
 
 
 def strided_memory_view(value: object):
@@ -171,14 +199,12 @@ class CudaExecutable:
     def __init__(self, module: ModuleOp, entry: str | None = None, pipeline: str | None = None, fusion: bool = True):
         cuda = require_cuda()
         self.cuda = cuda
-        self.lowered = LoweredProgram.lower(
-            module, entry, [pipeline, GPU_PIPELINE_STEPS if fusion else without_fusion(GPU_PIPELINE_STEPS)]
-        )
+        self.lowered = LoweredProgram.lower(module, entry, [pipeline, "gpu-pipeline" if fusion else "gpu-pipeline{fusion=false}"])
         self.signature, self.module, self.plan = self.lowered.signature, self.lowered.module, self.lowered.plan
         self.arch = device_arch(cuda)
         kernels = {k.sym_name.data: k for k in gpu_kernels(self.module)}
-        self.ptx = module_to_ptx(self.module, self.arch)[1] if kernels else ""
-        self.cuda_module = self._load(self.ptx) if kernels else None
+        self.ptx = module_to_ptx(self.module, self.arch)[1]
+        self.cuda_module = self._load(self.ptx) if self.ptx else None
         self.launcher = _Launcher()
         self._bind(kernels)
 
@@ -211,6 +237,7 @@ class CudaExecutable:
                 self.checks.append(kernel.attributes["tile.error"].data)
             launches.append((name, self.cuda_module.get_function(name), grid, threads, slots, checked))
         self.pointers = [a.device_ctypes_pointer.value or 0 for a in self.storage]
+        self.input_pointers = self.pointers[: len(self.inputs)]
         self.bound_launches = launches
         self._build_arguments()
 
@@ -229,52 +256,44 @@ class CudaExecutable:
         return view
 
     def set_inputs(self, *args: object) -> None:
-        expected = self.signature.function_type.inputs.data
         on_device = [is_device_array(a) for a in args]
         arrays = self.lowered.inputs.check(args, elsewhere=on_device)
-        self.held_views = []  # DLPack views of this call's inputs stay alive until the next
+        self.held_views = []  # device inputs of this call stay alive until the next
         pointers = list(self.pointers)
-        for i, (arg, array, t) in enumerate(zip(args, arrays, expected)):
-            if on_device[i]:
-                pointers[i] = self._device_pointer(i, arg, t)
-                if i in self.results:
-                    # The program returns this input as it is: its result is read from the
-                    # bound input buffer, so the device array is copied there (device to device).
-                    self.inputs[i].copy_to_device(self.cuda.from_cuda_array_interface(
-                        device_array_interface(arg), owner=arg))
-                    pointers[i] = self.inputs[i].device_ctypes_pointer.value
+        for i, (arg, array) in enumerate(zip(args, arrays)):
+            if not on_device[i]:
+                pointers[i] = self.input_pointers[i]
+                flat = np.ascontiguousarray(array).reshape(-1)
+                if flat.size:
+                    self.inputs[i].copy_to_device(flat)
                 continue
-            pointers[i] = self.inputs[i].device_ctypes_pointer.value or 0
-            flat = np.ascontiguousarray(array).reshape(-1)
-            if flat.size:
-                self.inputs[i].copy_to_device(flat)
+            device = self._device_input(i, arg)
+            pointers[i] = device.pointer
+            if i in self.results:
+                # The program returns this input as it is: its result is read from the bound
+                # input buffer, so the device array is copied there (device to device).
+                self.inputs[i].copy_to_device(self.cuda.from_cuda_array_interface(device.interface, owner=device.owner))
+                pointers[i] = self.input_pointers[i]
         if pointers != self.pointers:
             self.pointers = pointers
             self._build_arguments()
 
-    def _device_pointer(self, index: int, arg, t) -> int:
-        """The device pointer of a device-array argument (`__cuda_array_interface__`, or
-        DLPack on a CUDA device through cuda.core's StridedMemoryView), checked against `t`."""
-        if hasattr(arg, "__cuda_array_interface__"):
-            interface = arg.__cuda_array_interface__
-            shape, dtype, pointer = tuple(interface["shape"]), np.dtype(interface["typestr"]), int(interface["data"][0])
-            strides = interface.get("strides")
-            strides = None if strides is None else tuple(s // dtype.itemsize for s in strides)
-        else:
-            view = strided_memory_view(arg)
-            shape, dtype, pointer, strides = tuple(view.shape), np.dtype(view.dtype), int(view.ptr), view.strides
-            self.held_views.append(view)
-        want_shape, want_dtype = tuple(t.get_shape()), numpy_dtype(t.element_type)
+    def _device_input(self, index: int, arg) -> DeviceInput:
+        """A device-array argument, checked against the signature's argument `index`."""
+        device = DeviceInput.of(arg)
+        self.held_views.append(device.owner)
+        specs = self.lowered.inputs
         # The stride of a size-1 axis is never used (torch views often leave any value there).
-        contiguous = strides is None or all(
-            size == 1 or stride == dense for size, stride, dense in zip(shape, strides, contiguous_strides(shape))
+        contiguous = device.strides is None or all(
+            size == 1 or stride == dense
+            for size, stride, dense in zip(device.shape, device.strides, contiguous_strides(device.shape))
         )
-        if shape != want_shape or dtype != want_dtype or not contiguous:
+        if device.shape != specs.shapes[index] or device.dtype != specs.dtypes[index] or not contiguous:
             raise InputError(
-                f"@{self.signature.sym_name.data} argument {index}: expected a C-contiguous device array "
-                f"of {t}, got shape {shape}, dtype {dtype}{'' if contiguous else ', strided'}"
+                f"@{specs.function} argument {index}: expected a C-contiguous device array of {specs.types[index]}, "
+                f"got shape {device.shape}, dtype {device.dtype}{'' if contiguous else ', strided'}"
             )
-        return pointer
+        return device
 
     def launch(self) -> None:
         """Run every kernel on the inputs already on the device (no copies, no sync)."""
@@ -294,15 +313,14 @@ class CudaExecutable:
         self.launch()
         self.check_status()
         return tuple(
-            self.storage[slot][: max(1, math.prod(t.get_shape()))].reshape(tuple(t.get_shape()))
-            for slot, t in zip(self.results, self.signature.function_type.outputs.data)
+            self.storage[slot][: max(1, math.prod(shape))].reshape(shape)
+            for slot, shape in zip(self.results, self.lowered.result_shapes)
         )
 
     def get_results(self) -> tuple[np.ndarray, ...]:
         self.check_status()
         outputs = []
-        for slot, t in zip(self.results, self.signature.function_type.outputs.data):
-            shape = tuple(t.get_shape())
+        for slot, shape in zip(self.results, self.lowered.result_shapes):
             host = self.storage[slot].copy_to_host()
             outputs.append(host[: math.prod(shape)].reshape(shape))
         return tuple(outputs)

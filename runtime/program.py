@@ -31,6 +31,7 @@ class LoweredProgram:
     program: func.FuncOp
     plan: dict
     """The memory plan (plan-memory's JSON form)."""
+    result_shapes: tuple[tuple[int, ...], ...]
 
     @staticmethod
     def lower(module: ModuleOp, entry: str | None, pipelines: Sequence[str | None]) -> LoweredProgram:
@@ -41,7 +42,8 @@ class LoweredProgram:
             if pipeline:
                 run_pipeline(lowered, pipeline)
         program = find_entry(lowered, entry)
-        return LoweredProgram(signature, InputSpecs.of(signature), lowered, program, read_plan(program))
+        result_shapes = tuple(tuple(t.get_shape()) for t in signature.function_type.outputs.data)
+        return LoweredProgram(signature, InputSpecs.of(signature), lowered, program, read_plan(program), result_shapes)
 
     def bind(self, view: Callable[[tile.BufferOp], object]) -> tuple[list[object], list[tuple[tile.LaunchOp, list[int]]], list[int]]:
         """(the bound buffers, `view(op)` for each tile.buffer in slot order after the

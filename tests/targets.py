@@ -23,14 +23,14 @@ PTXAS = shutil.which("ptxas") or os.path.join(CUDA_HOME, "bin", "ptxas")
 def gpu_ptx(text: str, arch: str = "sm_90") -> str:
     """The program's kernels as PTX (barrier-checked), accepted by ptxas for `arch`."""
     from strata.lowering.loops_to_nvvm import module_to_ptx
-    from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS, gpu_kernels
+    from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS
     from strata.pipelines import run_pipeline
 
     module = strata.parse_module(text)
     run_pipeline(module, GPU_PIPELINE_STEPS)
-    if not gpu_kernels(module):
-        return ""  # a program that launches nothing (it returns its inputs)
     ptx = module_to_ptx(module, arch)[1]
+    if not ptx:
+        return ""  # a program that launches nothing (it returns its inputs)
     with tempfile.NamedTemporaryFile("w", suffix=".ptx") as f:
         f.write(ptx)
         f.flush()
