@@ -141,9 +141,13 @@ class RowKernel:
 
     def store(self, target: SSAValue, column: SSAValue, value: SSAValue, element) -> None:
         """Store a column tile, rounded to `element` when computed wider."""
-        if element != self.compute:
-            value = self.map([value], lambda e, a: e(arith.TruncFOp(a[0], element)), element)
-        self.k.store(value, target, self.at(column))
+        self.k.store(self.narrow(value, element), target, self.at(column))
+
+    def narrow(self, value: SSAValue, element) -> SSAValue:
+        """`value` rounded to `element` when computed wider (f16/bf16 rows compute in f32)."""
+        if element == self.compute:
+            return value
+        return self.map([value], lambda e, a: e(arith.TruncFOp(a[0], element)), element)
 
 
 def _sum(e: Emitter, a: SSAValue, b: SSAValue):
@@ -174,8 +178,7 @@ def reduce_axis(op: Operation, p: ProgramLowering, source: SSAValue, shape: Sequ
     result = row.row_pass(identity(row.compute), kind, lambda c: row.load(x, c), lambda a, b: combine(None, a, b))
     if scale is not None:
         result = row.map([result], lambda e, a: e(arith.MulfOp(a[0], e.const(scale, row.compute))))
-    if element != row.compute:
-        result = row.map([result], lambda e, a: e(arith.TruncFOp(a[0], element)), element)
+    result = row.narrow(result, element)
     row.k.store(result, row.k.partition(1, layout.reduced_view(element), layout.row_tile), row.k.program_ids + [row.k.index(0)])
     p.launch(row.k, [source, out])
     return out
@@ -371,8 +374,8 @@ def lower_cross_entropy(op: graph.CrossEntropyOp, p: ProgramLowering) -> None:
         largest, total, target = a
         return e(arith.SubfOp(e(arith.AddfOp(largest, e(xmath.LogOp(total)))), target))
 
-    result = row.map([largest, total, target], loss)
-    k.store(result, k.partition(2, layout.reduced_view(row.compute), layout.row_tile), [*k.program_ids, k.index(0)])
+    result = row.narrow(row.map([largest, total, target], loss), element)
+    k.store(result, k.partition(2, layout.reduced_view(element), layout.row_tile), [*k.program_ids, k.index(0)])
     p.launch(k, [logits, labels, losses])
     mean = reduce_axis(op, p, losses, (n,), 0, element, 1.0 / n, reducer=graph.ReduceMeanOp)
     p.bind(op.result, mean)

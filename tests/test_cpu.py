@@ -317,6 +317,15 @@ def test_cross_entropy(n, classes, label_dtype, dtype):
     run_single("graph.cross_entropy", [((n, classes), dtype), ((n,), label_dtype)], ((), dtype), inputs=[logits, labels])
 
 
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_cross_entropy_low_precision(dtype):
+    """Per-row losses computed in f32 are rounded to the logits' type before the mean."""
+    rng = np.random.default_rng(13)
+    logits = rng.standard_normal((7, 33)).astype(NUMPY_DTYPES[dtype])
+    labels = rng.integers(0, 33, size=(7,))
+    run_single("graph.cross_entropy", [((7, 33), dtype), ((7,), "i64")], ((), dtype), inputs=[logits, labels])
+
+
 def test_cross_entropy_bad_label_is_an_error():
     text = single_op("graph.cross_entropy", [((3, 4), "f32"), ((3,), "i64")], ((), "f32"))
     with pytest.raises(strata.ExecutionError, match=r"'graph.cross_entropy': a label is outside \[0, 4\)"):
