@@ -19,7 +19,7 @@ kernel's passes.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Region
+from xdsl.ir import Operation, Region
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -41,6 +41,13 @@ ROW_ANCHORS = (SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp)
 ANCHORS = (MatmulOp, *ROW_ANCHORS)
 """Non-elementwise ops a group may be built around: a matmul (its epilogue follows) or a
 row op (an elementwise prologue may compute its x, an epilogue follows)."""
+
+
+def fusible(op: type[Operation] | Operation) -> bool:
+    """An elementwise op whose element depends only on its operands' elements (dropout also
+    depends on the element's index, so it stays a kernel of its own)."""
+    kind = op if isinstance(op, type) else type(op)
+    return issubclass(kind, ElementwiseOp) and not issubclass(kind, DropoutOp)
 
 
 @irdl_op_definition
@@ -71,7 +78,7 @@ class FusedOp(IRDLOperation):
         for op in block.ops:
             if isinstance(op, (YieldOp, *ANCHORS)):
                 continue
-            if not isinstance(op, ElementwiseOp) or isinstance(op, DropoutOp):
+            if not fusible(op):
                 raise VerifyException(f"'graph.fused': {op.name} is not a fusible elementwise op")
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):

@@ -43,6 +43,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from strata.dialects import graph, tile
+from strata.dialects.graph_fused import fusible
 from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import op_info, register_tile_lowering
 from strata.dialects.tile_types import TensorViewType, element_bytes
@@ -114,9 +115,7 @@ class ProgramLowering:
         return buffer
 
 
-ELEMENTWISE_OPS = tuple(
-    op for op in graph.GRAPH_OPS if issubclass(op, graph.ElementwiseOp) and op is not graph.DropoutOp
-)
+ELEMENTWISE_OPS = tuple(op for op in graph.GRAPH_OPS if fusible(op))
 """Ops whose element is a function of their operands' elements (dropout also of its index)."""
 
 

@@ -36,11 +36,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from strata.dialects import graph
-from strata.dialects.graph_fused import ROW_ANCHORS
-
-
-def fusible(op: Operation) -> bool:
-    return isinstance(op, graph.ElementwiseOp) and not isinstance(op, graph.DropoutOp)
+from strata.dialects.graph_fused import ROW_ANCHORS, fusible
 
 
 def is_epilogue_root(op: Operation) -> bool:
