@@ -61,14 +61,6 @@ class ForwardSingleJoin(RewritePattern):
             rewriter.replace(op, [], [op.tokens[0]])
 
 
-class EraseUnusedToken(RewritePattern):
-    """A token.make or token.join whose token nobody consumes."""
-
-    def match_and_rewrite(self, op, rewriter: PatternRewriter):
-        if isinstance(op, token.MakeOp | token.JoinOp) and not op.result.uses:
-            rewriter.erase(op)
-
-
 @dataclass(frozen=True)
 class TokenDcePass(ModulePass):
     """Remove unused tokens and redundant joins (see module docstring)."""
@@ -76,5 +68,7 @@ class TokenDcePass(ModulePass):
     name = "token-dce"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = GreedyRewritePatternApplier([FlattenJoin(), ForwardSingleJoin(), EraseUnusedToken()])
+        # token.make and token.join are Pure: the applier's dead-code elimination erases
+        # those whose token nobody consumes.
+        patterns = GreedyRewritePatternApplier([FlattenJoin(), ForwardSingleJoin()])
         PatternRewriteWalker(patterns, walk_reverse=True).rewrite_module(op)
