@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -142,6 +144,11 @@ class ErfOp(UnaryElementwiseOp):
     """
 
     name = "graph.erf"
+
+
+GELU_TANH_SCALE = math.sqrt(2 / math.pi)
+GELU_TANH_CUBIC = 0.044715
+"""The tanh approximation: 0.5x(1 + tanh(GELU_TANH_SCALE (x + GELU_TANH_CUBIC x³)))."""
 
 
 @irdl_op_definition

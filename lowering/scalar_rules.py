@@ -25,6 +25,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from strata.dialects import graph
 from strata.dialects.graph_base import is_bool, is_float
 from strata.dialects.opinfo import register_scalar
+from strata.dialects.graph_elementwise import GELU_TANH_CUBIC, GELU_TANH_SCALE
 
 ScalarRule = Callable[["Emitter", Operation, Sequence[SSAValue]], SSAValue]
 
@@ -98,8 +99,8 @@ def _gelu(e, op, args):
     half, one = e.const(0.5, x.type), e.const(1.0, x.type)
     if op.params()["approximate"] == "tanh":
         cube = e(arith.MulfOp(e(arith.MulfOp(x, x)), x))
-        inner = e(arith.AddfOp(x, e(arith.MulfOp(e.const(0.044715, x.type), cube))))
-        gate = e(xmath.TanhOp(e(arith.MulfOp(e.const(math.sqrt(2 / math.pi), x.type), inner))))
+        inner = e(arith.AddfOp(x, e(arith.MulfOp(e.const(GELU_TANH_CUBIC, x.type), cube))))
+        gate = e(xmath.TanhOp(e(arith.MulfOp(e.const(GELU_TANH_SCALE, x.type), inner))))
     else:
         gate = e(xmath.ErfOp(e(arith.MulfOp(x, e.const(1 / math.sqrt(2), x.type)))))
     return e(arith.MulfOp(e(arith.MulfOp(half, x)), e(arith.AddfOp(one, gate))))

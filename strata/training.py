@@ -93,7 +93,7 @@ def build_train_step(build_loss: Callable[[Graph], Tensor], optimizer: SGD | Ada
 
     forward = Graph("loss")
     loss = build_loss(forward)
-    if loss.shape != () or not loss.dtype.startswith("f"):
+    if loss.shape != () or not is_float(loss.type.element_type):
         raise BuildError(f"the loss must be a float scalar, got {loss.type}")
     forward.output(loss)
     module = forward.build()

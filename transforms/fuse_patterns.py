@@ -43,6 +43,7 @@ from strata.dialects import graph
 from strata.dialects.graph_base import ShapeError
 from strata.dialects.graph_nn import above_diagonal
 from strata.runtime.dtypes import dense_to_numpy
+from strata.dialects.graph_elementwise import GELU_TANH_CUBIC, GELU_TANH_SCALE
 
 
 def swaps_last_two_axes(op: object) -> bool:
@@ -184,14 +185,14 @@ def gelu_tanh_input(value: SSAValue) -> SSAValue | None:
         if inner is None or not isinstance(inner.owner, graph.TanhOp):
             continue
         argument = scaled(inner.owner.x)
-        if argument is None or not np.isclose(argument[1], np.sqrt(2 / np.pi), rtol=1e-6):
+        if argument is None or not np.isclose(argument[1], GELU_TANH_SCALE, rtol=1e-6):
             continue
         total = argument[0].owner
         if not isinstance(total, graph.AddOp):
             continue
         for a, b in ((total.lhs, total.rhs), (total.rhs, total.lhs)):
             cubic = scaled(b)
-            if a is x and cubic is not None and np.isclose(cubic[1], 0.044715) and is_cube_of(cubic[0], x):
+            if a is x and cubic is not None and np.isclose(cubic[1], GELU_TANH_CUBIC) and is_cube_of(cubic[0], x):
                 return x
     return None
 

@@ -36,6 +36,7 @@ from strata.dialects.graph_base import is_float, normalize_axes, normalize_axis,
 from strata.dialects.graph_nn import above_diagonal
 from strata.dialects.opinfo import register_vjp
 from strata.runtime.dtypes import numpy_to_dense, tensor_dtype
+from strata.dialects.graph_elementwise import GELU_TANH_CUBIC, GELU_TANH_SCALE
 
 Cotangents = Sequence[SSAValue | None]
 
@@ -281,17 +282,15 @@ def gelu_erf_slope(ctx: VjpContext, x: SSAValue) -> SSAValue:
     return ctx.add(cdf, ctx.mul(x, density))
 
 
-GELU_TANH_C = math.sqrt(2 / math.pi)
-GELU_TANH_K = 0.044715
 
 
 def gelu_tanh_slope(ctx: VjpContext, x: SSAValue) -> SSAValue:
     """t = tanh(c(x + k x³)): slope = 0.5(1 + t) + 0.5 x (1 - t²) c (1 + 3k x²)."""
     one = ctx.scalar(1.0, element(x.type))
     x2 = ctx.mul(x, x)
-    inner = ctx.scale(ctx.add(x, ctx.scale(ctx.mul(x2, x), GELU_TANH_K)), GELU_TANH_C)
+    inner = ctx.scale(ctx.add(x, ctx.scale(ctx.mul(x2, x), GELU_TANH_CUBIC)), GELU_TANH_SCALE)
     t = ctx.emit(graph.TanhOp, [inner])
-    inner_slope = ctx.scale(ctx.add(one, ctx.scale(x2, 3 * GELU_TANH_K)), GELU_TANH_C)
+    inner_slope = ctx.scale(ctx.add(one, ctx.scale(x2, 3 * GELU_TANH_CUBIC)), GELU_TANH_SCALE)
     tanh_slope = ctx.mul(ctx.sub(one, ctx.mul(t, t)), inner_slope)
     return ctx.scale(ctx.add(ctx.add(one, t), ctx.mul(x, tanh_slope)), 0.5)
 

@@ -16,6 +16,7 @@ from strata.dialects.graph_nn import above_diagonal
 from strata.dialects.opinfo import register_reference
 from strata.errors import ExecutionError
 from strata.runtime.dtypes import dense_to_numpy, tensor_dtype
+from strata.dialects.graph_elementwise import GELU_TANH_CUBIC, GELU_TANH_SCALE
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -86,7 +87,7 @@ for _op_type, _fn in BINARY.items():
 @register_reference(graph.GeluOp)
 def gelu(op: graph.GeluOp, x: np.ndarray) -> np.ndarray:
     if op.params()["approximate"] == "tanh":
-        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)
+        inner = GELU_TANH_SCALE * (x + GELU_TANH_CUBIC * x**3)
         return 0.5 * x * (1 + np.tanh(inner))
     return 0.5 * x * (1 + _erf_of(x / math.sqrt(2)))
 
