@@ -238,3 +238,16 @@ def test_compile_reference_executable_matches_interpret():
     np.testing.assert_array_equal(got, want)
     with pytest.raises(strata.InputError, match="takes 7 arguments, got 1"):
         exe(args[0])
+
+
+def test_translate_entry_picks_one_program(tmp_path):
+    t = "tensor<8xf32>"
+    path = tmp_path / "two.mlir"
+    path.write_text(f'func.func @f(%x: {t}) -> {t} {{\n  %0 = "graph.exp"(%x) : ({t}) -> {t}\n  func.return %0 : {t}\n}}\n'
+                    f'func.func @g(%x: {t}) -> {t} {{\n  %0 = "graph.tanh"(%x) : ({t}) -> {t}\n  func.return %0 : {t}\n}}\n')
+    both = run_tool("strata-translate", str(path), "--emit=llvm-ir")
+    only_g = run_tool("strata-translate", str(path), "--emit=llvm-ir", "--entry", "g")
+    assert both.returncode == only_g.returncode == 0, both.stderr + only_g.stderr
+    assert "f_exp_0" in both.stdout and "g_tanh_0" in both.stdout
+    assert "g_tanh_0" in only_g.stdout and "f_exp_0" not in only_g.stdout
+    assert_diagnostic(run_tool("strata-translate", str(path), "--emit=llvm-ir", "--entry", "h"), 2, "no function @h")

@@ -6,6 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from xdsl.dialects import func
+
+from strata.runtime.reference.interpreter import find_entry
 from strata.tools.diagnostics import read_module, run_reporting_errors
 
 
@@ -23,6 +26,10 @@ def run(args: argparse.Namespace) -> int:
     from strata.pipelines import CPU_PIPELINE_STEPS, run_pipeline
 
     module = read_module(args.file)
+    if args.entry:
+        keep = find_entry(module, args.entry)  # an unknown name is a diagnostic, exit 2
+        for function in [f for f in module.ops if isinstance(f, func.FuncOp) and f is not keep]:
+            module.body.block.erase_op(function)
     if args.emit == "ptx":  # the GPU backend (lowering/tile_to_gpu.py, lowering/loops_to_nvvm.py)
         from strata.lowering.loops_to_nvvm import compute_arch, module_to_ptx
         from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS
