@@ -350,14 +350,8 @@ class GpuKernelLowering(KernelLowering):
         else:
             self.guarded(self.inside, emit)
 
-    def guarded(self, condition: SSAValue, body: Callable[[], object]) -> None:
-        """scf.if condition { body }."""
-        block = Block()
-        self.emit(scf.IfOp(condition, [], Region(block)))
-        outer, self.cursor = self.cursor, block
-        body()
-        self.emit(scf.YieldOp())
-        self.cursor = outer
+    def each_element(self, shape: Sequence[int], extents: Sequence[SSAValue], body: Callable[[list[SSAValue]], None]) -> None:
+        self.thread_loop(shape, extents, body)
 
     def all_of(self, conditions: Sequence[SSAValue]) -> SSAValue | None:
         """The conjunction of i1 values (None for none: always true)."""
@@ -585,7 +579,7 @@ class GpuKernelLowering(KernelLowering):
         else:
             super().lower_op(op)
 
-    def status_word(self) -> SSAValue:
+    def fail_status(self) -> SSAValue:
         """The kernel's status word in global memory (a trailing argument), made on first use."""
         if self.status_argument is None:
             self.status_argument = self.entry.insert_arg(MemRefType(i32, [1]), len(self.entry.args))

@@ -1,4 +1,4 @@
-"""lower-tile-to-gpu for tile.reduce (warp shuffles), tile.check (status word) and scf.for
+"""lower-tile-to-gpu for tile.reduce (warp shuffles) and scf.for
 (loop-carried tiles in shared memory or registers); tile.mma is in tile_to_gpu_mma. See
 tile_to_gpu's module docstring for the design.
 """
@@ -13,7 +13,6 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
-    FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -35,7 +34,7 @@ from strata.lowering.tile_to_gpu import (
     LoopHead,
     RegionValues,
 )
-from strata.lowering.tile_to_loops import REASSOCIATE, REDUCTION_COMBINERS, BufferTile, static_value
+from strata.lowering.tile_to_loops import REASSOCIATE, REDUCTION_COMBINERS, reduction_identity, BufferTile, static_value
 
 FULL_MASK = -1
 SHUFFLE_CLAMP = WARP - 1
@@ -76,13 +75,6 @@ def shuffle_xor(k: GpuKernelLowering, value: SSAValue, offset: int) -> SSAValue:
     raise StrataError(f"lower-tile-to-gpu: no warp shuffle for {t}")
 
 
-def identity(element_type, kind: str):
-    if is_float(element_type):
-        return FloatAttr({"sum": 0.0, "max": float("-inf"), "min": float("inf")}[kind], element_type)
-    width = element_type.width.data
-    return IntegerAttr({"sum": 0, "max": -(2 ** (width - 1)), "min": 2 ** (width - 1) - 1}[kind], element_type)
-
-
 def combiner(k: GpuKernelLowering, kind: str, element_type):
     float_op, int_op = REDUCTION_COMBINERS[kind]
     if is_float(element_type):
@@ -92,7 +84,7 @@ def combiner(k: GpuKernelLowering, kind: str, element_type):
 
 def neutral(k: GpuKernelLowering, element_type, kind: str) -> SSAValue:
     """The reduction's identity element."""
-    return k.emit(arith.ConstantOp(identity(element_type, kind)))
+    return k.emit(arith.ConstantOp(reduction_identity(element_type, kind)))
 
 
 def warp_position(k: GpuKernelLowering) -> tuple[SSAValue, SSAValue]:
@@ -245,19 +237,6 @@ def _reduce_in_groups(k: GpuKernelLowering, op: tile.ReduceOp) -> None:
     k.values[op.result] = BufferTile(buffer, [one if a in axes else e for a, e in enumerate(source.extents)])
 
 
-def _check(k: GpuKernelLowering, op: tile.CheckOp) -> None:
-    """A failed element stores 1 in the status word; no thread leaves early."""
-    failed = k.tile_of(op.failed)
-    status = k.status_word()
-    k.error_messages.append(op.message.data)
-
-    def check(indices: list[SSAValue]) -> None:
-        flag = k.read(failed, indices)
-        k.effect(lambda: k.guarded(flag, lambda: k.emit(memref.StoreOp.get(i32_constant(k, 1), status, [k.index(0)]))))
-
-    k.thread_loop(op.failed.type.get_shape(), failed.extents, check)
-
-
 def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
     """A uniform loop. An accumulator only an mma updates stays in registers (the loop
     carries the thread's cells); other carried tiles live in shared memory. A body that
@@ -345,6 +324,5 @@ def _single_trip(k: GpuKernelLowering, op: scf.ForOp) -> None:
 
 GPU_LOWERINGS.update({
     tile.ReduceOp: _reduce,
-    tile.CheckOp: _check,
     scf.ForOp: _for,
 })

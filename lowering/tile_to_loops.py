@@ -233,6 +233,23 @@ class KernelLowering:
                 anchor = op
         return self.status
 
+    def guarded(self, condition: SSAValue, body: Callable[[], object]) -> None:
+        """scf.if condition { body }."""
+        block = Block()
+        self.emit(scf.IfOp(condition, [], Region(block)))
+        outer, self.cursor = self.cursor, block
+        body()
+        self.emit(scf.YieldOp())
+        self.cursor = outer
+
+    def effect(self, emit: Callable[[], object]) -> None:
+        """A side effect of the current element (the GPU guards elements outside the tile)."""
+        emit()
+
+    def each_element(self, shape: Sequence[int], extents: Sequence[SSAValue], body: Callable[[list[SSAValue]], None]) -> None:
+        """body(indices) for every element of a tile of static `shape` within `extents`."""
+        self.loop_nest(extents, body)
+
     def bind_program_ids(self, flat: SSAValue) -> None:
         """The program ids of the flat grid index."""
         self.program_ids = self.delinearize(flat, self.kernel.grid_shape(), wrap=True)
@@ -414,17 +431,19 @@ def _iota(k: KernelLowering, op: tile.IotaOp) -> None:
 
 
 def _check(k: KernelLowering, op: tile.CheckOp) -> None:
+    """A failed element sets the kernel's status to 1 (the runtime reports the message)."""
     failed = k.tile_of(op.failed)
     status = k.fail_status()
     k.error_messages.append(op.message.data)
 
+    def fail() -> None:
+        k.emit(memref.StoreOp.get(k.emit(arith.ConstantOp(IntegerAttr(1, i32))), status, [k.index(0)]))
+
     def check(indices: list[SSAValue]) -> None:
         flag = k.read(failed, indices)
-        one = arith.ConstantOp(IntegerAttr(1, i32))
-        block = Block([one, memref.StoreOp.get(one, status, [k.index(0)]), scf.YieldOp()])
-        k.emit(scf.IfOp(flag, [], Region(block)))
+        k.effect(lambda: k.guarded(flag, fail))
 
-    k.loop_nest(failed.extents, check)
+    k.each_element(op.failed.type.get_shape(), failed.extents, check)
 
 
 def _gather(k: KernelLowering, op: tile.GatherOp) -> None:
@@ -446,17 +465,20 @@ def _broadcast(k: KernelLowering, op: tile.BroadcastOp) -> None:
     k.values[op.result] = BroadcastTile(source, axes, extents)
 
 
+def reduction_identity(element_type, kind: str) -> FloatAttr | IntegerAttr:
+    """The value a `kind` reduction starts from (the identity of its combiner)."""
+    if is_float(element_type):
+        return FloatAttr({"sum": 0.0, "max": float("-inf"), "min": float("inf")}[kind], element_type)
+    width = element_type.width.data
+    return IntegerAttr({"sum": 0, "max": -(2 ** (width - 1)), "min": 2 ** (width - 1) - 1}[kind], element_type)
+
+
 def _reduce(k: KernelLowering, op: tile.ReduceOp) -> None:
     source = k.tile_of(op.input)
     element_type = op.result.type.element_type
     axes = set(op.axes.get_values())
     float_op, int_op = REDUCTION_COMBINERS[op.kind.data]
-    identity = {"sum": 0.0, "max": float("-inf"), "min": float("inf")}[op.kind.data]
-    if is_float(element_type):
-        init = FloatAttr(identity, element_type)
-    else:
-        width = element_type.width.data
-        init = IntegerAttr({"sum": 0, "max": -(2 ** (width - 1)), "min": 2 ** (width - 1) - 1}[op.kind.data], element_type)
+    init = reduction_identity(element_type, op.kind.data)
     shape = op.result.type.get_shape()
     buffer = k.emit_alloca(shape, element_type)
     one = k.index(1)
