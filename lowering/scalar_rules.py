@@ -24,7 +24,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from strata.dialects import graph
 from strata.dialects.graph_base import is_bool, is_float
-from strata.dialects.opinfo import register_scalar
+from strata.dialects.opinfo import op_info, register_scalar
 from strata.dialects.graph_elementwise import GELU_TANH_CUBIC, GELU_TANH_SCALE
 
 ScalarRule = Callable[["Emitter", Operation, Sequence[SSAValue]], SSAValue]
@@ -51,8 +51,6 @@ LOW_PRECISION = (Float16Type, BFloat16Type)
 
 def emit_scalar(op: Operation, block: Block, elements: Sequence[SSAValue]) -> SSAValue:
     """The element of `op`'s result computed from its operands' elements."""
-    from strata.dialects.opinfo import op_info
-
     rule = op_info(op).scalar
     assert rule is not None, f"{op.name} has no scalar rule"
     e = Emitter(block)

@@ -29,14 +29,18 @@ def gpu_ptx(text: str, arch: str = "sm_90") -> str:
     module = strata.parse_module(text)
     run_pipeline(module, GPU_PIPELINE_STEPS)
     ptx = module_to_ptx(module, arch)[1]
-    if not ptx:
-        return ""  # a program that launches nothing (it returns its inputs)
+    if ptx:  # else a program that launches nothing (it returns its inputs)
+        ptxas(ptx, arch)
+    return ptx
+
+
+def ptxas(ptx: str, arch: str) -> None:
+    """Assert that `ptxas -arch=<arch>` accepts the PTX."""
     with tempfile.NamedTemporaryFile("w", suffix=".ptx") as f:
         f.write(ptx)
         f.flush()
         result = subprocess.run([PTXAS, f"-arch={arch}", f.name, "-o", os.devnull], capture_output=True, text=True)
     assert result.returncode == 0, f"ptxas -arch={arch} rejected the PTX:\n{result.stderr}\n{ptx}"
-    return ptx
 
 
 def compile_for_test(text: str, **options):

@@ -15,8 +15,6 @@ inputs.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -28,9 +26,8 @@ from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS
 from strata.pipelines import run_pipeline
 
 from programs import random_array, single_op, ttype
+from targets import PTXAS, ptxas
 
-CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda-13.0")
-PTXAS = shutil.which("ptxas") or os.path.join(CUDA_HOME, "bin", "ptxas")
 
 
 def _libnvvm_available() -> bool:
@@ -85,21 +82,14 @@ def ptx_of(text: str, arch: str = "sm_90") -> str:
     return module_to_ptx(lower(text), arch)[1]
 
 
-def ptxas(ptx: str, arch: str, tmp_path) -> None:
-    path = tmp_path / "kernels.ptx"
-    path.write_text(ptx)
-    result = subprocess.run([PTXAS, f"-arch={arch}", str(path), "-o", os.devnull], capture_output=True, text=True)
-    assert result.returncode == 0, f"ptxas -arch={arch} rejected the PTX:\n{result.stderr}\n{ptx}"
-
-
-def check_ptx(text: str, tmp_path, arch: str = "sm_90") -> str:
+def check_ptx(text: str, arch: str = "sm_90") -> str:
     ptx = ptx_of(text, arch)
     assert f".target {arch}" in ptx
     assert ".entry main" in ptx
     assert "%tid.x" in ptx  # %ctaid.x folds away on a one-block grid
     assert "st.global" in ptx
     assert "bar.sync" not in ptx and ".shared" not in ptx  # elementwise: no barriers, no shared memory
-    ptxas(ptx, arch, tmp_path)
+    ptxas(ptx, arch)
     return ptx
 
 
@@ -159,14 +149,14 @@ TEXTS = [text for _, text in CASES + COPIES]
 
 @needs_ptx_tools
 @pytest.mark.parametrize("text", TEXTS, ids=IDS)
-def test_ptx_is_accepted_by_ptxas(text, tmp_path):
-    check_ptx(text, tmp_path)
+def test_ptx_is_accepted_by_ptxas(text):
+    check_ptx(text)
 
 
 @needs_ptx_tools
 @pytest.mark.parametrize("case", ["exp-f32", "pow-f64", "maximum-f16", "cast-f32-i32", "chain-1000"])
-def test_ptx_for_sm80(case, tmp_path):
-    check_ptx(dict(CASES)[case], tmp_path, "sm_80")
+def test_ptx_for_sm80(case):
+    check_ptx(dict(CASES)[case], "sm_80")
 
 
 @needs_ptx_tools
@@ -249,8 +239,8 @@ BF16_KERNELS = [
 
 @needs_ptx_tools
 @pytest.mark.parametrize("text", [t for _, t in BF16_KERNELS], ids=[i for i, _ in BF16_KERNELS])
-def test_bf16_kernels_compile(text, tmp_path):
-    ptxas(ptx_of(text), "sm_90", tmp_path)
+def test_bf16_kernels_compile(text):
+    ptxas(ptx_of(text), "sm_90")
 
 
 @needs_gpu
