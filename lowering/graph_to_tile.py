@@ -49,7 +49,7 @@ from strata.dialects.opinfo import op_info, register_tile_lowering
 from strata.dialects.tile_types import TensorViewType, element_bytes
 from strata.errors import StrataError
 from strata.ir import location_prefix
-from strata.lowering.scalar_rules import emit_scalar
+from strata.lowering.scalar_rules import emit_members, emit_scalar
 from strata.lowering.tile_builder import (
     KernelBuilder,
     TileCostModel,
@@ -162,12 +162,8 @@ def lower_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
     for index, (yielded, result) in enumerate(zip(body.last_op.operands, op.outputs)):
 
         def scalar_body(block: Block, elements, yielded=yielded) -> SSAValue:
-            values = dict(zip(body.args, elements))
-            for member in body.ops:
-                if member is body.last_op:
-                    break
-                values[member.results[0]] = emit_scalar(member, block, [values[v] for v in member.operands])
-            return values[yielded]
+            members = list(body.ops)[:-1]  # up to graph.yield
+            return emit_members(members, block, dict(zip(body.args, elements)))[yielded]
 
         element = result.type.element_type
         value = k.map(tiles, element, scalar_body)

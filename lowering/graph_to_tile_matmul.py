@@ -20,7 +20,7 @@ from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import register_tile_lowering
 from strata.dialects.tile_types import MAX_TILE_BYTES, TensorViewType, element_bytes
 from strata.lowering.graph_to_tile import ProgramLowering, copy_kernel
-from strata.lowering.scalar_rules import Emitter, emit_scalar
+from strata.lowering.scalar_rules import Emitter, emit_members
 from strata.lowering.tile_builder import (
     KernelBuilder,
     broadcast_strides,
@@ -186,14 +186,11 @@ def lower_matmul_epilogue(op: graph.FusedOp, p: ProgramLowering) -> None:
     yielded = list(body.last_op.operands)
     params = matmul.params()
 
+    members = [member for member in list(body.ops)[:-1] if member is not matmul]  # up to graph.yield
+
     def scalar_body(block: Block, result: SSAValue, extras: Sequence[SSAValue], index: int) -> SSAValue:
         values = {matmul.result: result, **dict(zip(extra_args, extras))}
-        for member in body.ops:
-            if member is body.last_op:
-                break
-            if member is not matmul:
-                values[member.results[0]] = emit_scalar(member, block, [values[v] for v in member.operands])
-        return values[yielded[index]]
+        return emit_members(members, block, values)[yielded[index]]
 
     epilogue = Epilogue(
         [(p.buffer_of(outside[a]), a.type) for a in extra_args], [r.type for r in op.outputs], scalar_body

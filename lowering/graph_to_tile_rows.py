@@ -29,7 +29,7 @@ from strata.ir import location_prefix
 from strata.lowering.graph_to_tile import ProgramLowering, same_layout_inputs
 from strata.lowering.graph_to_tile_indexed import out_of_range
 from strata.lowering.graph_to_tile_matmul import matmul_kernel
-from strata.lowering.scalar_rules import Emitter, emit_scalar
+from strata.lowering.scalar_rules import Emitter, emit_members
 from strata.lowering.tile_builder import KernelBuilder, broadcast_strides, contiguous_strides, next_power_of_two
 
 Body = Callable[[Emitter, Sequence[SSAValue]], SSAValue]
@@ -415,9 +415,7 @@ def lower_row_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
 
         def scalar(e: Emitter, elements: Sequence[SSAValue]) -> SSAValue:
             values = {**dict(zip(known, elements)), **dict(zip(needed, elements[len(known) :]))}
-            for member in ops:
-                values[member.results[0]] = emit_scalar(member, e.block, [values[v] for v in member.operands])
-            return values[wanted]
+            return emit_members(ops, e.block, values)[wanted]
 
         return needed, scalar
 

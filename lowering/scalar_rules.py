@@ -9,7 +9,7 @@ registry (`op_info(op).scalar`) and used by the tile lowering for every elementw
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
@@ -47,6 +47,14 @@ class Emitter:
 
 
 LOW_PRECISION = (Float16Type, BFloat16Type)
+
+
+def emit_members(members: Iterable[Operation], block: Block, values: dict[SSAValue, SSAValue]) -> dict[SSAValue, SSAValue]:
+    """The scalar rules of a fused group's `members` in order, each reading the elements
+    `values` maps its operands to; `values` gains their results and is returned."""
+    for member in members:
+        values[member.results[0]] = emit_scalar(member, block, [values[v] for v in member.operands])
+    return values
 
 
 def emit_scalar(op: Operation, block: Block, elements: Sequence[SSAValue]) -> SSAValue:
