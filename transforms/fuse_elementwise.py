@@ -144,8 +144,9 @@ def fuse_block(block: Block, epilogues: bool = True) -> None:
             members.setdefault(grouping.find(op), []).append(op)
     order = {op: i for i, op in enumerate(ops)}
     for group in members.values():
-        if len(group) > 1 and group_outputs(group):
-            order[replace_with_fused(block, group)] = order[group[0]]
+        outputs = group_outputs(group) if len(group) > 1 else []
+        if outputs:
+            order[replace_with_fused(block, group, outputs)] = order[group[0]]
     stable_topological_sort(block, order)
 
 
@@ -155,14 +156,9 @@ def group_outputs(group: list[Operation]) -> list[SSAValue]:
     return [r for op in group for r in op.results if any(u.operation not in inside for u in r.uses)]
 
 
-def replace_with_fused(block: Block, group: list[Operation]) -> graph.FusedOp:
+def replace_with_fused(block: Block, group: list[Operation], outputs: list[SSAValue]) -> graph.FusedOp:
     inside = set(group)
-    inputs: list[SSAValue] = []
-    for op in group:
-        for v in op.operands:
-            if v.owner not in inside and v not in inputs:
-                inputs.append(v)
-    outputs = group_outputs(group)
+    inputs = list(dict.fromkeys(v for op in group for v in op.operands if v.owner not in inside))
     body = Block(arg_types=[v.type for v in inputs])
     mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args))
     for op in group:
