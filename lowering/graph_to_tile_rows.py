@@ -30,7 +30,14 @@ from strata.lowering.graph_to_tile import ProgramLowering, same_layout_inputs
 from strata.lowering.graph_to_tile_indexed import out_of_range
 from strata.lowering.graph_to_tile_matmul import matmul_kernel
 from strata.lowering.scalar_rules import Emitter, emit_members
-from strata.lowering.tile_builder import KernelBuilder, broadcast_strides, contiguous_strides, next_power_of_two
+from strata.lowering.tile_builder import (
+    KernelBuilder,
+    broadcast_strides,
+    contiguous_strides,
+    grid_of,
+    next_power_of_two,
+    previous_power_of_two,
+)
 
 Body = Callable[[Emitter, Sequence[SSAValue]], SSAValue]
 
@@ -45,9 +52,8 @@ class RowLayout:
 
     @staticmethod
     def of(shape: Sequence[int], axis: int, tile_elements: int) -> RowLayout:
-        length = shape[axis]
         kept = [d for a, d in enumerate(shape) if a != axis] or [1]
-        columns = min(next_power_of_two(length), MAX_TILE_DIM, tile_elements)
+        columns = min(next_power_of_two(shape[axis]), MAX_TILE_DIM, tile_elements)
         rows = min(next_power_of_two(kept[-1]), max(1, tile_elements // columns))
         return RowLayout(tuple(shape), axis, (*([1] * (len(kept) - 1)), rows, columns))
 
@@ -61,7 +67,7 @@ class RowLayout:
 
     @property
     def grid(self) -> tuple[int, ...]:
-        return tuple(-(-d // t) for d, t in zip(self.kept, self.tile))
+        return grid_of(self.kept, self.tile)
 
     @property
     def row_tile(self) -> tuple[int, ...]:
@@ -395,7 +401,7 @@ def lower_row_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
     # on-chip budget (about 3 passes x (inputs + maps) + the outputs + per-row statistics).
     tiles = 3 * (len(op.inputs) + 2) + 3 * len(op.outputs) + 16
     fitting = KERNEL_BYTE_BUDGET // max(element_bytes(element), 4) // tiles
-    layout = RowLayout.of(shape, axis, min(p.cost.elements, 1 << (fitting.bit_length() - 1)))
+    layout = RowLayout.of(shape, axis, min(p.cost.elements, previous_power_of_two(fitting)))
     inputs = [p.buffer_of(v) for v in op.inputs]
     outputs = [p.new_buffer(r.type) for r in op.outputs]
     row = RowKernel(anchor, p, layout, [*inputs, *outputs], element)

@@ -53,7 +53,7 @@ class TileCostModel:
         """A tile shape for `shape`; `tiles` tiles of it (a kernel's loads and results)
         must fit the kernel's on-chip byte budget together."""
         per_tile = KERNEL_BYTE_BUDGET // max(tiles, 1) // element_bytes(element_type)
-        budget = 1 << (min(self.elements, MAX_TILE_BYTES // element_bytes(element_type), per_tile).bit_length() - 1)
+        budget = previous_power_of_two(min(self.elements, MAX_TILE_BYTES // element_bytes(element_type), per_tile))
         tile: list[int] = []
         for size in reversed(shape):
             t = min(next_power_of_two(size), MAX_TILE_DIM, max(1, budget))
@@ -64,6 +64,11 @@ class TileCostModel:
 
 def next_power_of_two(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def previous_power_of_two(n: int) -> int:
+    """The largest power of two <= n (1 for n <= 1)."""
+    return 1 << (max(1, n).bit_length() - 1)
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:

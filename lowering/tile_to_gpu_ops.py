@@ -24,7 +24,7 @@ from xdsl.ir import Block, Region, SSAValue
 from strata.dialects import tile, token
 from strata.dialects.graph_base import is_float
 from strata.errors import StrataError
-from strata.lowering.tile_builder import next_power_of_two
+from strata.lowering.tile_builder import next_power_of_two, previous_power_of_two
 from strata.lowering.gpu_tiles import PartialsTile, RegisterTile, carried_in_registers, cell_values, register_tile_in
 from strata.lowering.tile_to_gpu import (
     GPU_LOWERINGS,
@@ -42,10 +42,6 @@ SHUFFLES = {
     Float32Type: (f"{NVVM_PREFIX}shfl.sync.bfly.f32", Float32Type()),
     IntegerType: (f"{NVVM_PREFIX}shfl.sync.bfly.i32", i32),
 }
-
-
-def previous_power_of_two(n: int) -> int:
-    return 1 << (max(1, n).bit_length() - 1)
 
 
 def i32_constant(k: GpuKernelLowering, value: int) -> SSAValue:
