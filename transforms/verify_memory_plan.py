@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -26,14 +27,17 @@ def used_steps(program) -> list[tuple[int, int] | None]:
     block = program.body.block
     launches = [op for op in block.ops if isinstance(op, tile.LaunchOp)]
     returned = set(block.last_op.operands) if isinstance(block.last_op, func.ReturnOp) else set()
+    steps: dict[SSAValue, list[int]] = {}
+    for step, launch in enumerate(launches):
+        for arg in set(launch.args):
+            steps.setdefault(arg, []).append(step)
+    for value in returned:
+        steps.setdefault(value, []).append(len(launches))
     spans = []
     for op in block.ops:
-        if not isinstance(op, tile.BufferOp):
-            continue
-        steps = [i for i, launch in enumerate(launches) if op.result in launch.args]
-        if op.result in returned:
-            steps.append(len(launches))
-        spans.append((min(steps), max(steps)) if steps else None)
+        if isinstance(op, tile.BufferOp):
+            used = steps.get(op.result)
+            spans.append((min(used), max(used)) if used else None)
     return spans
 
 
