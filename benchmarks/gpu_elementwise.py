@@ -63,7 +63,6 @@ def main(argv=None) -> int:
     from numba import cuda
 
     import strata
-    from strata.runtime.cuda import CudaExecutable
 
     device = cuda.get_current_device()
     name = device.name.decode() if isinstance(device.name, bytes) else str(device.name)
@@ -79,7 +78,7 @@ def main(argv=None) -> int:
         a = rng.standard_normal(n, dtype=np.float32)
         b = rng.standard_normal(n, dtype=np.float32)
         text = chain_text(n)
-        exe = CudaExecutable(strata.parse_module(text))
+        exe = strata.compile(text, target="cuda").run
         assert len(exe.launches) == 1, "the chain should be one fused kernel"
         got = exe(a, b)[0]
         want = np.tanh(np.exp(-np.maximum((a + b) * a - b, 0)) + a)

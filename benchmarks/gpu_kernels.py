@@ -54,7 +54,6 @@ def main(argv=None) -> int:
     import strata
     from cpu_models import input_shapes, torch_block, torch_mlp
     from strata import ops
-    from strata.runtime.cuda import CudaExecutable
     from transformer_block import build_transformer_block
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -95,7 +94,7 @@ def main(argv=None) -> int:
             x = rng.standard_normal(shape, dtype=np.float32)
             g = strata.Graph("softmax")
             g.output(ops.softmax(g.input("x", shape)))
-            exe = CudaExecutable(g.build())
+            exe = strata.compile(g.build(), target="cuda").run
             _, (tx,) = compare(exe, [x], lambda t: torch.softmax(t, -1))
             s, t = strata_time(exe), torch_time(lambda: torch.softmax(tx, -1))
             report("rows", f"softmax {shape[0]}x{shape[1]}", s, t, f"{8 * x.size / s / 1e9:.0f} GB/s")
@@ -103,7 +102,7 @@ def main(argv=None) -> int:
             beta = rng.standard_normal(shape[1:], dtype=np.float32)
             g = strata.Graph("layernorm")
             g.output(ops.layernorm(g.input("x", shape), g.input("g", shape[1:]), g.input("b", shape[1:])))
-            exe = CudaExecutable(g.build())
+            exe = strata.compile(g.build(), target="cuda").run
             _, (tx, tg, tb) = compare(exe, [x, gamma, beta], lambda a, b, c: F.layer_norm(a, shape[1:], b, c))
             s, t = strata_time(exe), torch_time(lambda: F.layer_norm(tx, shape[1:], tg, tb))
             report("rows", f"layernorm {shape[0]}x{shape[1]}", s, t, f"{8 * x.size / s / 1e9:.0f} GB/s")
@@ -113,7 +112,7 @@ def main(argv=None) -> int:
             b = rng.standard_normal((n, n), dtype=np.float32)
             g = strata.Graph("matmul")
             g.output(g.input("a", (n, n)) @ g.input("b", (n, n)))
-            exe = CudaExecutable(g.build())
+            exe = strata.compile(g.build(), target="cuda").run
             _, (ta, tb) = compare(exe, [a, b], torch.matmul, rtol=1e-3, atol=1e-2)
             s, t = strata_time(exe), torch_time(lambda: torch.matmul(ta, tb))
             report("matmul", f"f32 {n}^3", s, t, f"strata {2 * n**3 / s / 1e12:.1f} TFLOP/s, "
@@ -128,7 +127,7 @@ def main(argv=None) -> int:
         for label, program, torch_fn in programs:
             inputs = [rng.standard_normal(s, dtype=np.float32) * (1.0 if i == 0 else 0.1)
                       for i, s in enumerate(input_shapes(program))]
-            exe = CudaExecutable(strata.parse_module(program) if isinstance(program, str) else program)
+            exe = strata.compile(program, target="cuda").run
             with torch.no_grad():
                 _, tensors = compare(exe, inputs, lambda *t: torch_fn(torch, *t), rtol=2e-3, atol=2e-3)
                 t = torch_time(lambda: torch_fn(torch, *tensors))

@@ -24,8 +24,9 @@ from transformer_block import build_transformer_block  # noqa: E402
 
 import strata  # noqa: E402
 from strata import ops  # noqa: E402
-from strata.ir import parse_module  # noqa: E402
-from strata.pipelines import CPU_PIPELINE_STEPS, run_pipeline  # noqa: E402
+from strata.dialects.context import parse_module  # noqa: E402
+from strata.targets.cpu import CpuPipelinePass
+from strata.targets.passes import run_pipeline  # noqa: E402
 from strata.runtime.plan_picture import plan_svg  # noqa: E402
 from strata.transforms.plan_memory import programs, read_plan  # noqa: E402
 
@@ -41,7 +42,7 @@ def mlp(batch: int, width: int, layers: int) -> str:
 
 def plan_for(text: str, options: str = "") -> dict:
     module = parse_module(text)
-    run_pipeline(module, CPU_PIPELINE_STEPS.replace("plan-memory", f"plan-memory{options}"))
+    run_pipeline(module, CpuPipelinePass.STEPS.replace("plan-memory", f"plan-memory{options}"))
     (program,) = programs(module)
     return read_plan(program)
 

@@ -38,6 +38,8 @@ from xdsl.irdl import (
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from strata.dialects.opinfo import op_info
+
 FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 INDEX_WIDTHS = (32, 64)
 
@@ -164,12 +166,11 @@ def py_to_attr(value: object) -> Attribute:
 
 
 class GraphCanonicalization(HasCanonicalizationPatternsTrait):
-    """Looks up an op's canonicalization patterns in transforms.graph_canonicalize."""
+    """Looks up an op's canonicalization patterns in the op registry (registered by
+    transforms/graph_canonicalize.py)."""
 
     def get_patterns(self, op: type) -> tuple:
-        from strata.transforms.graph_canonicalize import patterns_for
-
-        return patterns_for(op)
+        return op_info(op).canonicalization or ()
 
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple:

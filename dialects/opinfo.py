@@ -1,38 +1,44 @@
 """Per-op knowledge, registered once per op and looked up by passes and runtimes.
 
-Each graph op class maps to one `OpInfo`. Facts live next to the code that owns them
-and register themselves here — the reference semantics (runtime/reference/kernels.py),
-the scalar arith/math rule of elementwise ops (lowering/scalar_rules.py), the tile-kernel
-lowering (lowering/graph_to_tile*.py); later VJP rules and aliasing — so no pass grows an
-if/elif chain over op names.
+Each graph op class maps to one `OpInfo`. Facts live next to the code that owns them and
+register themselves here when their module is imported:
+
+| fact | registered by |
+| --- | --- |
+| reference semantics (numpy) | runtime/reference/kernels.py |
+| canonicalization patterns | transforms/graph_canonicalize.py |
+| VJP rule | transforms/vjp_rules.py |
+| scalar arith/math rule (elementwise ops) | lowering/scalar_rules.py |
+| tile-kernel lowering | lowering/graph_to_tile/*.py |
+
+So no pass grows an if/elif chain over op names, and a lower layer (canonicalization's
+constant folding) can use a higher layer's fact (the reference semantics) without
+importing it. `strata.targets` imports every registering module, and `import strata`
+imports `strata.targets`, so the registry is complete in any program that imported Strata.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.ir import Operation
+from xdsl.pattern_rewriter import RewritePattern
+
+from strata.support.dtypes import LOW_PRECISION, tensor_dtype
+from strata.support.errors import IRError
+from strata.support.locations import location_prefix
 
 ReferenceFn = Callable[..., object]
 """(op, *numpy operands) -> numpy result, for the op's element types."""
-
-PROVIDERS = (
-    "strata.runtime.reference.kernels",
-    "strata.lowering.scalar_rules",
-    "strata.lowering.graph_to_tile",
-    "strata.lowering.graph_to_tile_matmul",
-    "strata.lowering.graph_to_tile_indexed",
-    "strata.lowering.graph_to_tile_rows",
-    "strata.transforms.vjp_rules",
-)
-"""Modules that register facts; imported on first lookup."""
 
 
 @dataclass
 class OpInfo:
     reference: ReferenceFn | None = None
+    canonicalization: tuple[RewritePattern, ...] | None = None
+    """Rewrite patterns xDSL's `canonicalize` pass applies to this op."""
     scalar: Callable[..., object] | None = None
     """(emitter, op, operand elements) -> result element, as arith/math ops."""
     tile_lowering: Callable[..., object] | None = None
@@ -42,7 +48,6 @@ class OpInfo:
 
 
 _REGISTRY: dict[type[Operation], OpInfo] = {}
-_loaded = False
 
 
 def _entry(op_type: type[Operation]) -> OpInfo:
@@ -74,10 +79,28 @@ register_vjp = _registrar("vjp")
 """Decorator: the vector-Jacobian product of each of the given op types."""
 
 
+def register_canonicalization(op_type: type[Operation], patterns: Sequence[RewritePattern]) -> None:
+    """The canonicalization patterns of `op_type` (once per op type)."""
+    entry = _entry(op_type)
+    if entry.canonicalization is not None:
+        raise ValueError(f"{op_type.name} already has registered canonicalization patterns")
+    entry.canonicalization = tuple(patterns)
+
+
 def op_info(op: Operation | type[Operation]) -> OpInfo:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in PROVIDERS:
-            importlib.import_module(module)
     return _REGISTRY.get(op if isinstance(op, type) else type(op), OpInfo())
+
+
+def evaluate(op: Operation, operands: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """One graph op on numpy operands, via its registered reference semantics; one array
+    per result. f16/bf16 operands are computed in f32 and each result rounded once."""
+    reference = op_info(op).reference
+    if reference is None:
+        raise IRError(f"{location_prefix(op)}error: '{op.name}' has no reference semantics")
+    widened = [a.astype(np.float32) if a.dtype in LOW_PRECISION else a for a in operands]
+    with np.errstate(all="ignore"):
+        produced = reference(op, *widened)
+    results = produced if isinstance(produced, tuple) else (produced,)
+    return tuple(
+        np.asarray(r).astype(tensor_dtype(v.type), copy=False) for r, v in zip(results, op.results)
+    )

@@ -16,7 +16,7 @@ import numpy as np
 
 import strata
 from strata.check import compare
-from strata.runtime.dtypes import tensor_dtype
+from strata.support.dtypes import tensor_dtype
 from strata.runtime.reference.interpreter import find_entry
 
 HERE = Path(__file__).resolve().parent

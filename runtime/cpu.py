@@ -1,7 +1,9 @@
-"""The CPU runtime: compile a graph program through cpu-pipeline, bind once, execute.
+"""The CPU runtime: JIT-compile a program lowered by cpu-pipeline, bind once, execute.
 
-    exe = CpuExecutable(module, entry=None)      # lower, JIT, allocate every buffer once
+    exe = CpuExecutable(lowered)                 # JIT, allocate every buffer once
     outs = exe(x, w)                             # launches kernels; allocates nothing
+
+(`strata.compile(module, target="cpu")` lowers the module and builds one: targets/cpu.py.)
 
 Binding allocates each arena of the memory plan (plan-memory) once, 64-byte aligned, and
 views every `tile.buffer` at its planned offset. Executing walks the program's
@@ -30,14 +32,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from strata.dialects import tile
-from strata.errors import ExecutionError, InputError
-from strata.lowering.loops_to_llvm import translate_module
-from strata.lowering.tile_to_loops import kernel_functions
-from strata.runtime.jit import JitModule
+from strata.support.errors import ExecutionError, InputError
+from strata.lowering.llvm.translate import translate_module
+from strata.lowering.tile_to_loops.kernel import kernel_functions
+from strata.lowering.llvm.jit import JitModule
 from strata.runtime.program import LoweredProgram, planned_view
 from strata.transforms.plan_memory import buffer_bytes
 
-CPU_PIPELINE = "cpu-pipeline"
 ALIGNMENT = 64
 PARALLEL_MIN_BYTES = 1 << 18
 """Launches touching fewer bytes run on one thread: a pool round trip costs more."""
@@ -90,17 +91,8 @@ class CpuExecutable:
     """A program lowered through cpu-pipeline and JIT-compiled; `bind` (done at
     construction unless `bind=False`) gives it arenas, after which calls allocate nothing."""
 
-    def __init__(
-        self,
-        module: ModuleOp,
-        entry: str | None = None,
-        pipeline: str | None = None,
-        bind: bool = True,
-        fusion: bool = True,
-    ):
-        self.lowered = LoweredProgram.lower(
-            module, entry, [pipeline, CPU_PIPELINE if fusion else f"{CPU_PIPELINE}{{fusion=false}}"]
-        )
+    def __init__(self, lowered: LoweredProgram, bind: bool = True):
+        self.lowered = lowered
         self.signature, self.module, self.plan = self.lowered.signature, self.lowered.module, self.lowered.plan
         self.jit = jit_kernels(self.module)
         if bind:

@@ -1,10 +1,13 @@
-"""The CUDA runtime: compile a graph program for an NVIDIA GPU, bind device memory once, execute.
+"""The CUDA runtime: load a program lowered by gpu-pipeline on an NVIDIA GPU, bind device
+memory once, execute.
 
-    exe = CudaExecutable(module, entry=None)     # lower, PTX, load, allocate device arenas once
+    exe = CudaExecutable(lowered)                # PTX, load, allocate device arenas once
     outs = exe(x, w)                             # copy in, launch every kernel, copy out
 
-Compilation: gpu-pipeline (GPU_PIPELINE_STEPS: … lower-graph-to-tile, token-dce, lower-tile-to-gpu,
-plan-memory, verify-memory-plan), then loops_to_nvvm → PTX for the current device's
+(`strata.compile(module, target="cuda")` lowers the module and builds one: targets/cuda.py.)
+
+Compilation: gpu-pipeline (… lower-graph-to-tile, token-dce, lower-tile-to-gpu,
+plan-memory, verify-memory-plan), then the NVVM translation → PTX for the current device's
 architecture (sm_90 on H100/H200; sm_80-class cards take sm_80), loaded with Numba
 (`current_context().create_module_ptx`).
 
@@ -42,13 +45,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
 
 from strata.dialects import tile
 from strata.lowering.tile_builder import contiguous_strides
-from strata.errors import ExecutionError, InputError, StrataError, TargetUnavailableError
-from strata.lowering.loops_to_nvvm import ARCHES, module_to_ptx
-from strata.lowering.tile_to_gpu import gpu_kernels
+from strata.support.errors import ExecutionError, InputError, StrataError, TargetUnavailableError
+from strata.lowering.nvvm.translate import ARCHES, module_to_ptx
+from strata.lowering.tile_to_gpu.kernel import gpu_kernels
 from strata.runtime.program import LoweredProgram, planned_view
 
 _MODULES: dict[tuple[int, str], object] = {}
@@ -196,10 +198,10 @@ class _Launcher:
 class CudaExecutable:
     """A program lowered for the GPU; device memory is bound once at construction."""
 
-    def __init__(self, module: ModuleOp, entry: str | None = None, pipeline: str | None = None, fusion: bool = True):
+    def __init__(self, lowered: LoweredProgram):
         cuda = require_cuda()
         self.cuda = cuda
-        self.lowered = LoweredProgram.lower(module, entry, [pipeline, "gpu-pipeline" if fusion else "gpu-pipeline{fusion=false}"])
+        self.lowered = lowered
         self.signature, self.module, self.plan = self.lowered.signature, self.lowered.module, self.lowered.plan
         self.arch = device_arch(cuda)
         kernels = {k.sym_name.data: k for k in gpu_kernels(self.module)}

@@ -7,7 +7,7 @@ Slots number the program's storage: its arguments first (the inputs), then each
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,8 +15,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from strata.dialects import tile
-from strata.pipelines import run_pipeline
-from strata.runtime.dtypes import dense_to_numpy, numpy_dtype
+from strata.support.dtypes import dense_to_numpy, numpy_dtype
 from strata.runtime.reference.interpreter import InputSpecs, find_entry
 from strata.transforms.plan_memory import placement, read_plan
 
@@ -34,13 +33,11 @@ class LoweredProgram:
     result_shapes: tuple[tuple[int, ...], ...]
 
     @staticmethod
-    def lower(module: ModuleOp, entry: str | None, pipelines: Sequence[str | None]) -> LoweredProgram:
-        """`module`'s entry through each pipeline in turn (a copy; None skips)."""
+    def lower(module: ModuleOp, entry: str | None, lower: Callable[[ModuleOp], None]) -> LoweredProgram:
+        """`module`'s entry lowered by `lower` (a target's pipeline, run on a copy)."""
         signature = find_entry(module, entry).clone()
         lowered = module.clone()
-        for pipeline in pipelines:
-            if pipeline:
-                run_pipeline(lowered, pipeline)
+        lower(lowered)
         program = find_entry(lowered, entry)
         result_shapes = tuple(tuple(t.get_shape()) for t in signature.function_type.outputs.data)
         return LoweredProgram(signature, InputSpecs.of(signature), lowered, program, read_plan(program), result_shapes)

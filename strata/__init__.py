@@ -3,17 +3,18 @@
     import strata
     module = strata.parse_module(text)                 # verified xDSL ModuleOp
     outs = strata.interpret(module, x, w)              # numpy reference interpreter
-    exe = strata.compile(module, target="reference")   # an executable; cpu/cuda land later
+    exe = strata.compile(module, target="cpu")         # also "cuda" and "reference"
+    outs = exe(x, w)                                   # buffers bound once, reused
 
-    g = strata.Graph("f"); x = g.input("x", (4, 8))    # the builder API (strata/builder.py)
+    g = strata.Graph("f"); x = g.input("x", (4, 8))    # the builder API (frontends/builder.py)
     g.output(strata.ops.relu(x * 2.0)); module = g.build()
 """
 
-from strata import builder as ops
 from strata.api import Executable, compile, compile_profiles, interpret
-from strata.builder import Graph, Tensor, build_module
-from strata.errors import BuildError, ExecutionError, InputError, IRError, StrataError
-from strata.ir import parse_module
+from strata.dialects.context import parse_module
+from strata.frontends import builder as ops
+from strata.frontends.builder import Graph, Tensor, build_module
+from strata.support.errors import BuildError, ExecutionError, InputError, IRError, StrataError
 from strata.training import SGD, Adam, Trainer, build_train_step
 
 __all__ = [

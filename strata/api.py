@@ -8,9 +8,12 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from strata.errors import StrataError
-from strata.ir import as_module
+from strata.dialects.context import as_module
 from strata.runtime.reference import interpreter
+from strata.support.errors import StrataError
+from strata.targets import target_named
+from strata.targets.cpu import CPU
+from strata.targets.passes import run_pipeline
 
 
 def interpret(module_or_text: ModuleOp | str, *args: object, entry: str | None = None):
@@ -26,8 +29,10 @@ class Executable:
     entry: str | None
     target: str
     run: Callable[..., tuple[np.ndarray, ...]]
+    """The target's runtime object (e.g. `CudaExecutable`, whose `launch()` runs only the
+    kernels); calling it runs the program."""
     plan: dict | None = None
-    """The memory plan (spec/interfaces.md JSON) of compiled targets."""
+    """The memory plan (the plan JSON of docs/interfaces.md) of compiled targets."""
 
     def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
         return self.run(*args)
@@ -48,35 +53,25 @@ def compile(
     pipeline: str | None = None,
     fusion: bool = True,
 ) -> Executable:
-    """Compile a module for `target`: "cpu" (JIT through cpu-pipeline), "cuda", or
-    "reference" (the numpy interpreter). `pipeline` runs on the graph first; `fusion=False`
-    compiles one kernel per op (for ablations)."""
-    module = as_module(module_or_text)
-    if target == "cpu":
-        from strata.runtime.cpu import CpuExecutable
+    """Compile a module for a registered target: "cpu" (JIT through cpu-pipeline), "cuda",
+    or "reference" (the numpy interpreter). `pipeline` runs on (a copy of) the graph first;
+    `fusion=False` compiles one kernel per op (for ablations)."""
+    module = with_pipeline(as_module(module_or_text), pipeline)
+    compiled = target_named(target).compile(module, entry, fusion=fusion)
+    return Executable(compiled.module, entry, target, compiled, compiled.plan)
 
-        executable = CpuExecutable(module, entry, pipeline, fusion=fusion)
-        return Executable(executable.module, entry, target, executable, executable.plan)
-    if target == "cuda":
-        from strata.runtime.cuda import CudaExecutable
 
-        executable = CudaExecutable(module, entry, pipeline, fusion=fusion)
-        return Executable(executable.module, entry, target, executable, executable.plan)
-    if target != "reference":
-        raise StrataError(f"unknown target '{target}' (expected cpu, cuda or reference)")
-    if pipeline:
-        from strata.pipelines import run_pipeline
-
-        run_pipeline(module, pipeline)
-    function = interpreter.find_entry(module, entry)
-    return Executable(
-        module, entry, target, lambda *args: interpreter.run_function(module, function, args)
-    )
+def with_pipeline(module: ModuleOp, pipeline: str | None) -> ModuleOp:
+    """`module`, or a copy with `pipeline` applied."""
+    if not pipeline:
+        return module
+    module = module.clone()
+    run_pipeline(module, pipeline)
+    return module
 
 
 def compile_profiles(modules_or_texts, entry: str | None = None, pipeline: str | None = None):
     """Compile one program for several shape buckets (one module per bucket) for the CPU;
     calls route by input shapes and share one set of arenas (no allocation on switching)."""
-    from strata.runtime.cpu import CpuExecutable, CpuProfiles
-
-    return CpuProfiles([CpuExecutable(as_module(m), entry, pipeline, bind=False) for m in modules_or_texts])
+    modules = [with_pipeline(as_module(m), pipeline) for m in modules_or_texts]
+    return CPU.profiles(modules, entry)

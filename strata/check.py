@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from strata.runtime.dtypes import LOW_PRECISION
+from strata.support.dtypes import LOW_PRECISION
 
 TOLERANCES = {
     np.dtype(np.float64): (1e-9, 1e-7),

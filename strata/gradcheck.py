@@ -23,8 +23,8 @@ from xdsl.rewriter import Rewriter
 
 from strata.dialects import graph
 from strata.dialects.graph_base import is_float
-from strata.ir import as_module, verify
-from strata.runtime.dtypes import dense_to_numpy, numpy_to_dense, tensor_dtype
+from strata.dialects.context import as_module, verify
+from strata.support.dtypes import dense_to_numpy, numpy_to_dense, tensor_dtype
 from strata.runtime.reference.interpreter import argument_label, find_entry, run_function
 from strata.transforms.autodiff import DIFFERENTIATE, differentiate, gradient_name
 

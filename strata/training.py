@@ -29,10 +29,10 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, SSAValue
 
 from strata import ops
-from strata.builder import Graph, Tensor, build_module
-from strata.errors import BuildError
+from strata.frontends.builder import Graph, Tensor, build_module
+from strata.support.errors import BuildError
 from strata.dialects.graph_base import is_float
-from strata.runtime.dtypes import element_name, tensor_dtype
+from strata.support.dtypes import element_name, tensor_dtype
 
 
 @dataclass(frozen=True)

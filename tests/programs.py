@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from strata.runtime.dtypes import NUMPY_DTYPES
+from strata.support.dtypes import NUMPY_DTYPES
 
 
 def ttype(shape, dtype: str) -> str:

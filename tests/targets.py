@@ -22,12 +22,12 @@ PTXAS = shutil.which("ptxas") or os.path.join(CUDA_HOME, "bin", "ptxas")
 
 def gpu_ptx(text: str, arch: str = "sm_90") -> str:
     """The program's kernels as PTX (barrier-checked), accepted by ptxas for `arch`."""
-    from strata.lowering.loops_to_nvvm import module_to_ptx
-    from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS
-    from strata.pipelines import run_pipeline
+    from strata.lowering.nvvm.translate import module_to_ptx
+    from strata.targets.cuda import GpuPipelinePass
+    from strata.targets.passes import run_pipeline
 
     module = strata.parse_module(text)
-    run_pipeline(module, GPU_PIPELINE_STEPS)
+    run_pipeline(module, GpuPipelinePass.STEPS)
     ptx = module_to_ptx(module, arch)[1]
     if ptx:  # else a program that launches nothing (it returns its inputs)
         ptxas(ptx, arch)

@@ -412,7 +412,7 @@ def test_pass_via_pipeline_and_marked_functions_only():
     }
     """
     module = strata.parse_module(text)
-    from strata.pipelines import run_pipeline
+    from strata.targets.passes import run_pipeline
 
     run_pipeline(module, "autodiff")
     names = [f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp)]
@@ -424,7 +424,7 @@ def test_pass_via_pipeline_and_marked_functions_only():
 
 def test_fused_program_is_rejected_with_a_diagnostic():
     module = program([((4,), "f32")], lambda x: ops.tanh(ops.exp(x)))
-    from strata.pipelines import run_pipeline
+    from strata.targets.passes import run_pipeline
 
     run_pipeline(module, "fuse-elementwise")
     with pytest.raises(Exception, match="graph.fused' has no VJP rule"):
@@ -475,7 +475,7 @@ def test_marked_policy_saves_only_marked_values_and_constants():
 
 
 def test_marked_policy_shrinks_the_planned_activations_arena():
-    from strata.pipelines import run_pipeline
+    from strata.targets.passes import run_pipeline
     from strata.transforms.plan_memory import read_plan
 
     def activations(policy: str) -> int:

@@ -14,7 +14,7 @@ import pytest
 
 import strata
 from strata.check import compare
-from strata.runtime.dtypes import NUMPY_DTYPES
+from strata.support.dtypes import NUMPY_DTYPES
 
 from targets import compile_for_test
 from programs import random_array, single_op, ttype

@@ -106,7 +106,7 @@ def host_cuda(monkeypatch):
 @needs_ptx_tools
 def test_launches_take_bound_pointers_and_device_inputs_are_zero_copy(host_cuda):
     text = single_op("graph.add", [((17, 33), "f32"), ((33,), "f32")], ((17, 33), "f32"))
-    exe = runtime.CudaExecutable(strata.parse_module(text))
+    exe = strata.compile(text, target="cuda").run
     (name, function, grid, threads, _), = exe.launches
     assert function == name and grid >= 1 and threads == 256
     x = np.arange(17 * 33, dtype=np.float32).reshape(17, 33)
@@ -129,7 +129,7 @@ def test_launches_take_bound_pointers_and_device_inputs_are_zero_copy(host_cuda)
 @needs_ptx_tools
 def test_range_check_failure_is_an_execution_error_and_is_cleared(host_cuda):
     text = single_op("graph.embedding", [((11, 4), "f32"), ((5,), "i64")], ((5, 4), "f32"))
-    exe = runtime.CudaExecutable(strata.parse_module(text))
+    exe = strata.compile(text, target="cuda").run
     status_pointer = exe.status.array.ctypes.data
     assert any(arguments[3] == status_pointer for *_, arguments in exe.launches)
     table, ids = np.zeros((11, 4), np.float32), np.arange(5)
@@ -144,7 +144,7 @@ def test_range_check_failure_is_an_execution_error_and_is_cleared(host_cuda):
 @needs_ptx_tools
 def test_a_returned_device_input_is_copied_into_its_bound_buffer(host_cuda):
     t = ttype((3, 4), "f32")
-    exe = runtime.CudaExecutable(strata.parse_module(f"func.func @main(%x: {t}) -> {t} {{\n  func.return %x : {t}\n}}"))
+    exe = strata.compile(f"func.func @main(%x: {t}) -> {t} {{\n  func.return %x : {t}\n}}", target="cuda").run
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     (on_device,) = exe.run_on_device(HostDeviceArray(x.copy()))
     np.testing.assert_array_equal(on_device.copy_to_host(), x)

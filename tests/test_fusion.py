@@ -10,10 +10,10 @@ import pytest
 import strata
 from strata import ops
 from strata.check import compare
-from strata.ir import parse_module
-from strata.pipelines import run_pipeline
+from strata.dialects.context import parse_module
+from strata.targets.passes import run_pipeline
 from xdsl.ir import Operation
-from strata.runtime.dtypes import tensor_dtype
+from strata.support.dtypes import tensor_dtype
 from targets import compile_for_test
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -21,9 +21,9 @@ import pytest
 
 import strata
 from strata.check import compare
-from strata.errors import StrataError
-from strata.lowering.tile_to_gpu import GPU_PIPELINE_STEPS
-from strata.pipelines import run_pipeline
+from strata.support.errors import StrataError
+from strata.targets.cuda import GpuPipelinePass
+from strata.targets.passes import run_pipeline
 
 from programs import random_array, single_op, ttype
 from targets import PTXAS, ptxas
@@ -32,7 +32,7 @@ from targets import PTXAS, ptxas
 
 def _libnvvm_available() -> bool:
     try:
-        from strata.lowering.loops_to_nvvm import find_libdevice, nvvm_ir_version
+        from strata.lowering.nvvm.translate import find_libdevice, nvvm_ir_version
 
         nvvm_ir_version()
         find_libdevice()
@@ -72,12 +72,12 @@ def chain(n: int, dtype: str = "f32") -> str:
 
 def lower(text: str):
     module = strata.parse_module(text)
-    run_pipeline(module, GPU_PIPELINE_STEPS)
+    run_pipeline(module, GpuPipelinePass.STEPS)
     return module
 
 
 def ptx_of(text: str, arch: str = "sm_90") -> str:
-    from strata.lowering.loops_to_nvvm import module_to_ptx
+    from strata.lowering.nvvm.translate import module_to_ptx
 
     return module_to_ptx(lower(text), arch)[1]
 
@@ -173,7 +173,7 @@ def test_math_goes_through_libdevice_and_exact_ops_stay_ieee():
 
 @needs_ptx_tools
 def test_nvvm_ir_is_typed_and_annotated():
-    from strata.lowering.loops_to_nvvm import translate_kernels
+    from strata.lowering.nvvm.translate import translate_kernels
 
     text = str(translate_kernels(lower(chain(7))))
     assert 'target triple = "nvptx64-nvidia-cuda"' in text
@@ -212,7 +212,7 @@ def test_cooperative_kernels_use_shared_memory_shuffles_and_barriers(text, expec
 
 
 def test_unsupported_arch_is_a_clear_error():
-    from strata.lowering.loops_to_nvvm import compute_arch
+    from strata.lowering.nvvm.translate import compute_arch
 
     with pytest.raises(StrataError, match="unsupported GPU architecture 'sm_70'"):
         compute_arch("sm_70")
@@ -220,7 +220,7 @@ def test_unsupported_arch_is_a_clear_error():
 
 def test_bf16_is_i16_in_memory_and_f32_in_registers():
     """LLVM 7 has no bfloat: i16 loads shifted into f32, each result rounded to bf16."""
-    from strata.lowering.loops_to_nvvm import translate_kernels
+    from strata.lowering.nvvm.translate import translate_kernels
 
     module = lower(single_op("graph.add", [((8,), "bf16"), ((8,), "bf16")], ((8,), "bf16")))
     text = str(translate_kernels(module, ir_version=(2, 0, 3, 2)))
@@ -399,9 +399,9 @@ def test_bf16_rounding_matches_ml_dtypes():
     import ml_dtypes
     from llvmlite import ir
 
-    from strata.lowering.loops_to_llvm import FLOAT
-    from strata.lowering.loops_to_nvvm import NvvmFunctionEmitter
-    from strata.runtime.jit import JitModule
+    from strata.lowering.llvm.translate import FLOAT
+    from strata.lowering.nvvm.translate import NvvmFunctionEmitter
+    from strata.lowering.llvm.jit import JitModule
 
     module = ir.Module(name="bf16")
     function = ir.Function(module, ir.FunctionType(FLOAT, [FLOAT]), "round_to_bf16")

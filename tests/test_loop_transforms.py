@@ -21,12 +21,12 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 
-from strata.ir import parse_module
-from strata.lowering.loops_to_llvm import translate_module
-from strata.lowering.tile_to_loops import kernel_functions
-from strata.pipelines import run_pipeline
-from strata.runtime.dtypes import NUMPY_DTYPES
-from strata.runtime.jit import JitModule
+from strata.dialects.context import parse_module
+from strata.lowering.llvm.translate import translate_module
+from strata.lowering.tile_to_loops.kernel import kernel_functions
+from strata.targets.passes import run_pipeline
+from strata.support.dtypes import NUMPY_DTYPES
+from strata.lowering.llvm.jit import JitModule
 
 ROOT = Path(__file__).resolve().parents[1]
 STRATA_OPT = str(Path(sys.executable).parent / "strata-opt")

@@ -1,5 +1,5 @@
-"""Tests of loops-level IR -> LLVM IR -> MCJIT (`strata.lowering.loops_to_llvm`,
-`strata.runtime.jit`).
+"""Tests of loops-level IR -> LLVM IR -> MCJIT (`strata.lowering.llvm.translate`,
+`strata.lowering.llvm.jit`).
 
 Every test writes a kernel in loops-level MLIR text, compiles it at O3 for the host,
 calls it through ctypes on numpy buffers and compares with a numpy formula.
@@ -18,11 +18,11 @@ from xdsl.dialects import math as math_dialect
 from xdsl.dialects import memref, scf
 from xdsl.parser import Parser
 
-from strata.errors import StrataError
-from strata.ir import make_context
-from strata.lowering.loops_to_llvm import translate_module
-from strata.runtime.dtypes import NUMPY_DTYPES
-from strata.runtime.jit import JitModule
+from strata.support.errors import StrataError
+from strata.dialects.context import make_context
+from strata.lowering.llvm.translate import translate_module
+from strata.support.dtypes import NUMPY_DTYPES
+from strata.lowering.llvm.jit import JitModule
 
 DTYPES = {**NUMPY_DTYPES, "index": np.dtype(np.int64)}
 SIZES = [1, 7, 17, 1000]

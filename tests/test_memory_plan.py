@@ -14,8 +14,9 @@ import pytest
 
 import strata
 from strata import ops
-from strata.ir import parse_module
-from strata.pipelines import CPU_PIPELINE_STEPS, run_pipeline
+from strata.dialects.context import parse_module
+from strata.targets.cpu import CpuPipelinePass
+from strata.targets.passes import run_pipeline
 from strata.runtime.cpu import jit_kernels
 from strata.transforms.plan_memory import programs, read_plan
 from strata.transforms.verify_memory_plan import plan_errors, used_steps
@@ -43,7 +44,7 @@ def random_program(seed: int) -> str:
     return str(g.build())
 
 
-def planned(text: str, steps: str = CPU_PIPELINE_STEPS):
+def planned(text: str, steps: str = CpuPipelinePass.STEPS):
     module = parse_module(text)
     run_pipeline(module, steps)
     (program,) = programs(module)
@@ -54,7 +55,7 @@ def planned(text: str, steps: str = CPU_PIPELINE_STEPS):
 @pytest.mark.parametrize("seed", range(10))
 def test_random_plans_are_safe_aligned_below_naive_and_deterministic(seed, strategy):
     text = random_program(seed)
-    steps = CPU_PIPELINE_STEPS.replace("plan-memory", f"plan-memory{{strategy={strategy}}}")
+    steps = CpuPipelinePass.STEPS.replace("plan-memory", f"plan-memory{{strategy={strategy}}}")
     program, plan = planned(text, steps)
     assert plan_errors(plan, used_steps(program)) == []
     assert all(v["offset"] % 64 == 0 for v in plan["values"])
@@ -76,7 +77,7 @@ def test_transformer_block_activations_well_under_half_of_naive():
 def test_generated_code_never_allocates():
     for example in ("mlp.mlir", "transformer_block.mlir"):
         module = parse_module((ROOT / "examples" / example).read_text())
-        run_pipeline(module, CPU_PIPELINE_STEPS)
+        run_pipeline(module, CpuPipelinePass.STEPS)
         ir = jit_kernels(module).llvm_ir()
         for allocator in ("@malloc", "@free", "@calloc", "@realloc"):
             assert allocator not in ir

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from strata.lowering.ptx_barriers import check_barriers, count_barriers
+from strata.lowering.nvvm.ptx_checks import check_barriers, count_barriers
 
 from programs import single_op
 from targets import gpu_ptx

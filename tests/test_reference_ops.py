@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import strata
-from strata.runtime.dtypes import NUMPY_DTYPES
+from strata.support.dtypes import NUMPY_DTYPES
 
 # ---------------------------------------------------------------------------
 # Element types and tolerances

@@ -11,8 +11,8 @@ import pytest
 import strata
 from strata.dialects.graph import GRAPH_OPS
 from strata.dialects.opinfo import op_info
-from strata.ir import parse_module
-from strata.pipelines import run_pipeline
+from strata.dialects.context import parse_module
+from strata.targets.passes import run_pipeline
 
 ROOT = Path(__file__).resolve().parent.parent
 CANONICALIZE_TESTS = ROOT / "tests" / "filecheck" / "graph" / "canonicalize.mlir"

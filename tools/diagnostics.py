@@ -11,7 +11,7 @@ from pathlib import Path
 
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
-from strata.errors import ExecutionError, StrataError
+from strata.support.errors import ExecutionError, StrataError
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 

@@ -8,8 +8,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from strata.ir import STRATA_DIALECTS, LocatingParser, verification_error
-from strata.pipelines import STRATA_PASSES
+from strata.dialects.context import STRATA_DIALECTS, LocatingParser, verification_error
+from strata.targets.passes import strata_passes
 from strata.tools.diagnostics import run_reporting_errors
 
 
@@ -33,7 +33,7 @@ class StrataOptMain(xDSLOptMain):
 
     def register_all_passes(self):
         super().register_all_passes()
-        for name, factory in STRATA_PASSES.items():
+        for name, factory in strata_passes().items():
             self.register_pass(name, factory)
 
 

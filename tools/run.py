@@ -14,11 +14,12 @@ from xdsl.dialects.builtin import TensorType
 
 import strata
 from strata.check import compare
-from strata.errors import InputError, StrataError
+from strata.support.errors import InputError, StrataError
 from strata.gradcheck import check_gradients
-from strata.runtime.dtypes import tensor_dtype
+from strata.support.dtypes import tensor_dtype
 from strata.runtime.reference.interpreter import argument_label, find_entry
 from strata.runtime.plan_picture import plan_svg
+from strata.targets import target_names
 from strata.tools.diagnostics import EXIT_OK, EXIT_RUNTIME, read_module, run_reporting_errors
 
 
@@ -26,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="strata-run", description="Compile and run one function.")
     p.add_argument("file", help="an .mlir file ('-' for stdin)")
     p.add_argument("--entry", help="function to run (default: the only / first func.func)")
-    p.add_argument("--target", default="cpu", choices=("cpu", "cuda", "reference"))
+    p.add_argument("--target", default="cpu", choices=target_names())
     p.add_argument("-p", "--pipeline", help="pass pipeline to run before compiling")
     p.add_argument("--inputs", help=".npz with arg0, arg1, ... (missing ones are random)")
     p.add_argument("--seed", type=int, default=0, help="seed for generated inputs")

@@ -42,7 +42,7 @@ from xdsl.pattern_rewriter import (
 from strata.dialects import graph
 from strata.dialects.graph_base import ShapeError
 from strata.dialects.graph_nn import above_diagonal
-from strata.runtime.dtypes import dense_to_numpy
+from strata.support.dtypes import dense_to_numpy
 from strata.dialects.graph_elementwise import GELU_TANH_CUBIC, GELU_TANH_SCALE
 
 

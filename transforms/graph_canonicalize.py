@@ -1,7 +1,8 @@
 """Canonicalization patterns of the `graph` dialect (run by xDSL's `canonicalize` pass).
 
-Graph ops carry the `GraphCanonicalization` trait, which asks `patterns_for` here, so
-`strata-opt -p canonicalize` applies these next to upstream ones:
+Graph ops carry the `GraphCanonicalization` trait, which asks the op registry
+(dialects/opinfo.py) for the patterns registered here, so `strata-opt -p canonicalize`
+applies these next to upstream ones:
 
     %t = graph.transpose %x {permutation = array<i64: 1, 0>}      // gone: transpose∘transpose
     %u = graph.transpose %t {permutation = array<i64: 1, 0>}      //       is the identity
@@ -10,7 +11,8 @@ Graph ops carry the `GraphCanonicalization` trait, which asks `patterns_for` her
 
 Numerics: `scale∘scale` multiplies the two factors in f64 and rounds once, so the result
 may differ from the two-step product by one ulp of the element type. Constant folding
-uses the reference semantics, i.e. it computes what the program would have computed.
+uses the reference semantics registered for the op, i.e. it computes what the program
+would have computed.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from strata.dialects import graph
-from strata.errors import ExecutionError
-from strata.runtime.dtypes import dense_to_numpy, numpy_to_dense
-from strata.runtime.reference.interpreter import evaluate
+from strata.dialects.opinfo import evaluate, op_info, register_canonicalization
+from strata.support.errors import ExecutionError
+from strata.support.dtypes import dense_to_numpy, numpy_to_dense
 
 FOLD_ELEMENT_LIMIT = 4096
 """Largest result (in elements) that constant folding materializes as a literal."""
@@ -115,7 +117,7 @@ class FoldConstantOperands(RewritePattern):
         ) or len(op.results) != 1:
             return
         result_type = op.results[0].type
-        if np.prod(result_type.get_shape()) > FOLD_ELEMENT_LIMIT:
+        if np.prod(result_type.get_shape()) > FOLD_ELEMENT_LIMIT or op_info(op).reference is None:
             return
         operands = [dense_to_numpy(v.owner.value) for v in op.operands]
         try:
@@ -140,7 +142,6 @@ PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
 """Op-specific patterns; every graph op except constant also gets constant folding."""
 
 
-def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
-    if op_type is graph.ConstantOp:
-        return ()
-    return (*PATTERNS.get(op_type, ()), _FOLD)
+for _op_type in graph.GRAPH_OPS:
+    if _op_type is not graph.ConstantOp:
+        register_canonicalization(_op_type, (*PATTERNS.get(_op_type, ()), _FOLD))

@@ -35,7 +35,7 @@ from strata.dialects import graph
 from strata.dialects.graph_base import is_float, normalize_axes, normalize_axis, shape_of, tensor
 from strata.dialects.graph_nn import above_diagonal
 from strata.dialects.opinfo import register_vjp
-from strata.runtime.dtypes import numpy_to_dense, tensor_dtype
+from strata.support.dtypes import numpy_to_dense, tensor_dtype
 from strata.dialects.graph_elementwise import GELU_TANH_CUBIC, GELU_TANH_SCALE
 
 Cotangents = Sequence[SSAValue | None]

@@ -14,10 +14,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 
-from strata.dialects.opinfo import op_info
-from strata.errors import ExecutionError, InputError, IRError
-from strata.ir import location_prefix
-from strata.runtime.dtypes import LOW_PRECISION, describe, tensor_dtype
+from strata.dialects.opinfo import evaluate
+from strata.support.errors import ExecutionError, InputError, IRError
+from strata.support.locations import location_prefix
+from strata.support.dtypes import describe, tensor_dtype
 
 
 def find_entry(module: ModuleOp, entry: str | None = None) -> func.FuncOp:
@@ -88,21 +88,6 @@ class InputSpecs:
 def check_inputs(function: func.FuncOp, args: Sequence[object]) -> list[np.ndarray]:
     """The arguments as arrays; InputError naming the argument on a count/shape/dtype mismatch."""
     return InputSpecs.of(function).check(args)
-
-
-def evaluate(op: Operation, operands: list[np.ndarray]) -> tuple[np.ndarray, ...]:
-    """One graph op on numpy operands, via its registered reference semantics; one array
-    per result. f16/bf16 operands are computed in f32 and each result rounded once."""
-    reference = op_info(op).reference
-    if reference is None:
-        raise IRError(f"{location_prefix(op)}error: '{op.name}' has no reference semantics")
-    widened = [a.astype(np.float32) if a.dtype in LOW_PRECISION else a for a in operands]
-    with np.errstate(all="ignore"):
-        produced = reference(op, *widened)
-    results = produced if isinstance(produced, tuple) else (produced,)
-    return tuple(
-        np.asarray(r).astype(tensor_dtype(v.type), copy=False) for r, v in zip(results, op.results)
-    )
 
 
 def run_block(block, operands: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:

@@ -14,8 +14,8 @@ import numpy as np
 from strata.dialects import graph
 from strata.dialects.graph_nn import above_diagonal
 from strata.dialects.opinfo import register_reference
-from strata.errors import ExecutionError
-from strata.runtime.dtypes import dense_to_numpy, tensor_dtype
+from strata.support.errors import ExecutionError
+from strata.support.dtypes import dense_to_numpy, tensor_dtype
 from strata.dialects.graph_elementwise import GELU_TANH_CUBIC, GELU_TANH_SCALE
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])

@@ -13,8 +13,8 @@ from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import register_tile_lowering
 from strata.dialects.tile_types import MAX_TILE_DIM, TensorViewType, TileType
-from strata.ir import location_prefix
-from strata.lowering.graph_to_tile import ProgramLowering, logical_shape
+from strata.support.locations import location_prefix
+from strata.lowering.graph_to_tile.program import ProgramLowering, logical_shape
 from strata.lowering.scalar_rules import Emitter
 from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, grid_of, next_power_of_two
 

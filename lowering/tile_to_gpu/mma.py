@@ -20,10 +20,10 @@ from xdsl.ir import SSAValue
 
 from strata.dialects import tile
 from strata.dialects.graph_base import is_float
-from strata.lowering.gpu_tiles import MicroTiles, RegisterTile, cell_values, register_tile_in
-from strata.lowering.tile_to_gpu import GPU_LOWERINGS, GpuKernelLowering
-from strata.lowering.tile_to_loops import BufferTile, LoadedTile, Tile
-from strata.lowering.tile_to_loops_mma import yielded_in_place
+from strata.lowering.tile_to_gpu.tiles import MicroTiles, RegisterTile, cell_values, register_tile_in
+from strata.lowering.tile_to_gpu.kernel import GPU_LOWERINGS, GpuKernelLowering
+from strata.lowering.tile_to_loops.kernel import BufferTile, LoadedTile, Tile
+from strata.lowering.tile_to_loops.mma import yielded_in_place
 
 STAGE_PADDING = 4
 """Extra elements per staged row: transposed staging writes hit 8 banks, not 1, and rows

@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, Region, SSAValue
 
-from strata.errors import StrataError
+from strata.support.errors import StrataError
 
 
 class BFloatType(_BaseFloatType):

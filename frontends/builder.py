@@ -27,9 +27,9 @@ from xdsl.ir import Block, Region, SSAValue
 
 from strata.dialects import graph
 from strata.dialects.graph_base import ShapeError, shape_of, tensor
-from strata.errors import BuildError
-from strata.ir import verify
-from strata.runtime.dtypes import element_name, element_type_for, numpy_to_dense
+from strata.support.errors import BuildError
+from strata.dialects.context import verify
+from strata.support.dtypes import element_name, element_type_for, numpy_to_dense
 
 
 class Tensor:

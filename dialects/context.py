@@ -13,7 +13,8 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from strata.dialects.graph import Graph
 from strata.dialects.tile import Tile
 from strata.dialects.token import Token
-from strata.errors import IRError
+from strata.support.errors import IRError
+from strata.support.locations import location_prefix
 
 STRATA_DIALECTS = {"graph": lambda: Graph, "tile": lambda: Tile, "token": lambda: Token}
 
@@ -56,13 +57,6 @@ def parse_module(text: str, name: str = "<input>") -> ModuleOp:
         raise IRError(str(e)) from None
     verify(module)
     return module
-
-
-def location_prefix(op: Operation) -> str:
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
-        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
-    return ""
 
 
 def property_error(op: Operation) -> str | None:

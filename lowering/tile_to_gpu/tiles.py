@@ -12,11 +12,11 @@ from xdsl.ir import SSAValue
 
 from strata.dialects import tile
 from strata.lowering.tile_builder import contiguous_strides
-from strata.lowering.tile_to_loops import MappedTile, Tile
-from strata.lowering.tile_to_loops_mma import yielded_in_place
+from strata.lowering.tile_to_loops.kernel import MappedTile, Tile
+from strata.lowering.tile_to_loops.mma import yielded_in_place
 
 if TYPE_CHECKING:
-    from strata.lowering.tile_to_gpu import GpuKernelLowering
+    from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
 
 MMA_VECTOR = 4
 """Elements of a micro-tile row read together (one 16-byte shared load of f32)."""

@@ -19,7 +19,7 @@ from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import register_tile_lowering
 from strata.dialects.tile_types import MAX_TILE_BYTES, TensorViewType, element_bytes
-from strata.lowering.graph_to_tile import ProgramLowering, copy_kernel
+from strata.lowering.graph_to_tile.program import ProgramLowering, copy_kernel
 from strata.lowering.scalar_rules import Emitter, emit_members
 from strata.lowering.tile_builder import (
     KernelBuilder,

@@ -54,8 +54,8 @@ from xdsl.dialects import arith, func, math, memref, scf
 from xdsl.dialects.builtin import BFloat16Type, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Operation
 
-from strata.errors import StrataError
-from strata.lowering.loops_to_llvm import (
+from strata.support.errors import StrataError
+from strata.lowering.llvm.translate import (
     DOUBLE,
     FLOAT,
     HALF,
@@ -72,8 +72,8 @@ from strata.lowering.loops_to_llvm import (
     scalar_type,
     static_shape,
 )
-from strata.lowering.ptx_barriers import check_barriers
-from strata.lowering.tile_to_gpu import NVVM_PREFIX, SHARED_MEMORY_SPACE, gpu_kernels
+from strata.lowering.nvvm.ptx_checks import check_barriers
+from strata.lowering.tile_to_gpu.kernel import NVVM_PREFIX, SHARED_MEMORY_SPACE, gpu_kernels
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = (

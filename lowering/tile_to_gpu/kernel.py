@@ -1,70 +1,6 @@
-"""`lower-tile-to-gpu`: every tile.kernel becomes a GPU kernel function.
-
-Input: the tile level (`fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile,
-token-dce`). Output: loops-level functions (scf/memref/arith/math/func) marked `gpu.kernel`,
-which loops-to-nvvm translates to NVVM IR.
-
-Before (see lower-tile-to-loops for the full tile form):
-
-    tile.kernel @k(%a: memref<561xf32>, %c: memref<561xf32>) attributes {grid = array<i64: 1>} {
-      ... %x = tile.load_view_tko ... %m = tile.reduce %x {axes = array<i64: 1>, kind = "max"}
-      ... %y = tile.map %x, (tile.broadcast %m) {...} ... tile.store_view_tko %y ...
-    }
-
-After: one function per kernel; one CUDA block per grid point (`begin + ctaid.x`,
-delinearized row-major into the program ids), and the block's threads cooperate on each tile
-(here a 32x64 tile: lane groups of 8 threads per row for the reduction, then straight-line
-code for the 8 elements each thread stores):
-
-    func.func @k(%a: memref<561xf32>, %c: memref<561xf32>, %begin: index, %end: index)
-        attributes {gpu.kernel, gpu.block_size = 256 : i64, gpu.shared_bytes = 128 : i64, ...} {
-      %m = memref.alloca() : memref<32x1xf32, 3>                    // shared memory
-      %tid = func.call @llvm.nvvm.read.ptx.sreg.tid.x() : () -> i32   // + ctaid.x
-      scf.for %o = ... {                                             // reduce: 8 lanes per row
-        %p = scf.for %r = %lane to %c64 step %c8 iter_args(...) { <load, max> }
-        %s = func.call @llvm.nvvm.shfl.sync.bfly.f32(%full, %p, %c4, %c31)  // + 2, 1
-        scf.if %lane_is_0 { memref.store %s, %m[...] }
-      }
-      func.call @llvm.nvvm.barrier0() : () -> ()                     // %m crosses threads
-      <element tid + 256 k, k = 0..7: loads, map, memref.load %m; scf.if inside { store }>
-      func.return
-    }
-
-How tiles map to threads:
-- **Lazy tiles.** Loads, maps, broadcasts, iota and gathers are never materialized: thread t
-  evaluates a tile expression at elements t, t + block, ... (last tile axis fastest, so a
-  warp touches contiguous memory). With at most UNROLL_LIMIT elements per thread this is
-  straight-line code whose element values stay available to the rest of the region (loads
-  of one tile position and maps with the same body share them: see `thread_loop`);
-  otherwise a thread loop. All stores of a kernel that share a tile position are emitted
-  together and compute every value before the first store (in-place kernels).
-- **Shared-memory tiles** (`memref.alloca` in memory space 3): reduction partials and
-  results, loop-carried tiles, mma operands. Their writes are cooperative.
-- **Reductions** (`tile.reduce`, tile_to_gpu_ops): over rows at least a block long, each
-  thread folds its elements, a `shfl.sync.bfly` butterfly combines the warp and the warps'
-  partials stay in shared memory until read (`PartialsTile`); otherwise each output element
-  gets a group of G lanes (a power of two, G = block / outputs, at most the reduced extent)
-  that fold strided slices, combine within the warp, and across warps in a scratch row.
-- **mma** (tile_to_gpu_mma): a and b are staged k-major in shared memory; each thread owns
-  an RM x RN micro-tile of the accumulator, kept in registers through the kernel's k loop
-  and the epilogue (`RegisterTile`), and runs the k loop with `fma`.
-- **Barriers** are placed from the dependencies between accesses, not after every write.
-  Every shared access is recorded with its thread mapping: *owned* when the thread touches
-  exactly its own element of a tile of the code's shape (so the same thread wrote it), else
-  *crossing*. A barrier goes in front of the first access that reads what another thread
-  wrote (RAW) or writes what another thread read or wrote (WAR/WAW), at the uniform level,
-  and one barrier settles every pending access; a loop body ends with one when what is
-  pending conflicts with the next iteration's first accesses. Global memory joins this
-  bookkeeping only where tokens order it: a buffer loaded with a token that follows a store
-  to that buffer (`ordered_buffers`) has its stores and loads checked like shared ones. `{barriers = "naive"}` instead puts
-  a barrier after every piece of block code that writes (shared, or token-ordered global)
-  memory, and before it when anything is pending, for comparison (FileCheck).
-- **tile.check** stores 1 into a trailing `memref<1xi32>` status argument (the runtime
-  raises the kernel's `tile.error` message); execution continues with clamped indices, so
-  no thread leaves early and no barrier is skipped (seed 004 §5.8).
-
-Shared memory per kernel is limited to 48 KiB (static shared memory); a kernel that needs
-more is reported with its name and size.
+"""The GPU kernel lowering: `GpuKernelLowering` turns one tile.kernel into a GPU kernel
+function, with the per-op lowerings in GPU_LOWERINGS (ops.py adds reductions, checks and
+loops; mma.py adds tile.mma). lower.py is the pass and describes the whole mapping.
 """
 
 from __future__ import annotations
@@ -73,7 +9,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from math import prod
 
-from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     IndexType,
@@ -86,13 +21,12 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
 
 from strata.dialects import tile, token
 from strata.dialects.tile_types import element_bytes
-from strata.errors import StrataError
-from strata.lowering.gpu_tiles import MicroTiles, PartialsTile, RegisterTile, register_tile_in
-from strata.lowering.tile_to_loops import (
+from strata.support.errors import StrataError
+from strata.lowering.tile_to_gpu.tiles import MicroTiles, PartialsTile, RegisterTile, register_tile_in
+from strata.lowering.tile_to_loops.kernel import (
     LOWERINGS,
     BroadcastTile,
     BufferTile,
@@ -104,15 +38,6 @@ from strata.lowering.tile_to_loops import (
     mapped_tile,
     static_value,
 )
-
-GPU_PIPELINE_STEPS = (
-    "fuse-patterns,canonicalize,cse,fuse-elementwise,"
-    "lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 dot_k=32 matmul_bytes=40960 matmul_min_tiles=132},token-dce,"
-    "lower-tile-to-gpu,plan-memory,verify-memory-plan"
-)
-"""The CUDA path from graph to GPU kernels plus the memory plan (runtime/cuda.py,
-strata-translate). Smaller tiles than the CPU's: tiles staged in shared memory must fit
-48 KiB per block, and a matmul gets at least one output tile per SM of an H100/H200 (132)."""
 
 DEFAULT_BLOCK_SIZE = 256
 DEFAULT_MMA_BLOCK_SIZE = 128
@@ -767,43 +692,6 @@ def intrinsic_declarations(intrinsics: dict[str, tuple]) -> list[func.FuncOp]:
     ]
 
 
-@dataclass(frozen=True)
-class LowerTileToGpuPass(ModulePass):
-    """Replace every tile.kernel by a GPU kernel function (see module docstring)."""
-
-    name = "lower-tile-to-gpu"
-
-    block_size: int = DEFAULT_BLOCK_SIZE
-    mma_block_size: int = DEFAULT_MMA_BLOCK_SIZE
-    """Threads of a kernel with tile.mma: fewer threads, larger register micro-tiles."""
-    barriers: str = "tracked"
-    """"tracked" (from access dependencies) or "naive" (around every block code that writes)."""
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for option, size in (("block_size", self.block_size), ("mma_block_size", self.mma_block_size)):
-            if size < WARP or size > 1024 or size & (size - 1):
-                raise StrataError(f"lower-tile-to-gpu: {option} must be a power of two in [32, 1024], got {size}")
-        if self.barriers not in ("tracked", "naive"):
-            raise StrataError(f"lower-tile-to-gpu: barriers must be 'tracked' or 'naive', got '{self.barriers}'")
-        declared = {f.sym_name.data for f in op.ops if isinstance(f, func.FuncOp)}
-        needed: dict[str, tuple] = {}
-        for kernel in [k for k in op.ops if isinstance(k, tile.KernelOp)]:
-            has_mma = any(isinstance(inner, tile.MmaOp) for inner in kernel.walk())
-            threads = self.mma_block_size if has_mma else self.block_size
-            lowering = GpuKernelLowering(kernel, threads, self.barriers == "naive")
-            function = lowering.lower()
-            needed.update(lowering.intrinsics)
-            op.body.block.insert_op_after(function, kernel)
-            op.body.block.erase_op(kernel)
-        for declaration in intrinsic_declarations({n: t for n, t in needed.items() if n not in declared}):
-            op.body.block.add_op(declaration)
-
-
 def gpu_kernels(module: ModuleOp) -> list[func.FuncOp]:
     """The GPU kernel functions of a lowered module (they carry gpu.kernel)."""
     return [f for f in module.ops if isinstance(f, func.FuncOp) and "gpu.kernel" in f.attributes]
-
-
-# Reductions, checks, loops and mma register themselves in GPU_LOWERINGS.
-import strata.lowering.tile_to_gpu_ops  # noqa: E402, F401
-import strata.lowering.tile_to_gpu_mma  # noqa: E402, F401

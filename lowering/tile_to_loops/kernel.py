@@ -1,24 +1,6 @@
-"""`lower-tile-to-loops` (CPU): every tile.kernel becomes a func.func of scf loop nests.
-
-Before:
-
-    tile.kernel @k(%a: memref<35xf32>, %c: memref<35xf32>) attributes {grid = array<i64: 2, 1>} {
-      ... %x = tile.load_view_tko ... %y = tile.map %x {...} ... tile.store_view_tko %y ...
-    }
-
-After: one function per kernel, called by the runtime on a range [begin, end) of the
-flattened grid (the runtime splits the grid across threads: see runtime/cpu.py):
-
-    func.func @k(%a: memref<35xf32>, %c: memref<35xf32>, %begin: index, %end: index) -> i32
-        attributes {tile.grid = array<i64: 2, 1>} {
-      scf.for %g = %begin to %end step %c1 {
-        // grid position from %g; valid extent of the edge tile: min(tile, size - origin)
-        scf.for %i = %c0 to %rows step %c1 {
-          scf.for %j = %c0 to %cols step %c1 {
-            %e = memref.load %a[...] ... <map body> ... memref.store %r, %c[...]
-      ...
-      func.return %c0_i32 : i32
-    }
+"""The CPU kernel lowering: the tiles of a kernel (loaded, mapped, broadcast, …), the
+`KernelLowering` that turns one tile.kernel into a loop-nest function, and the per-op
+lowerings in LOWERINGS (tile.mma's is added by mma.py). lower.py is the pass.
 
 Tiles are not materialized unless they must be: a store evaluates the tile expression
 (loads, map bodies, broadcasts) element by element inside one loop nest, so a fused
@@ -33,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -46,12 +27,11 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
 
 from strata.dialects import tile, token
 from strata.dialects.graph_base import is_float
 from strata.dialects.tile_types import TensorViewType
-from strata.errors import StrataError
+from strata.support.errors import StrataError
 
 REDUCTION_COMBINERS = {
     "sum": (arith.AddfOp, arith.AddiOp),
@@ -571,23 +551,6 @@ LOWERINGS: dict[type[Operation], Callable[[KernelLowering, Operation], None]] = 
 }
 
 
-@dataclass(frozen=True)
-class LowerTileToLoopsPass(ModulePass):
-    """Replace every tile.kernel by a loop-nest function (see module docstring)."""
-
-    name = "lower-tile-to-loops"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for kernel in [k for k in op.ops if isinstance(k, tile.KernelOp)]:
-            function = KernelLowering(kernel).lower()
-            op.body.block.insert_op_after(function, kernel)
-            op.body.block.erase_op(kernel)
-
-
 def kernel_functions(module: ModuleOp) -> list[func.FuncOp]:
     """The loops-level kernel functions (they carry tile.grid)."""
     return [f for f in module.ops if isinstance(f, func.FuncOp) and "tile.grid" in f.attributes]
-
-
-# tile.mma's lowering lives in its own module and registers itself in LOWERINGS.
-import strata.lowering.tile_to_loops_mma  # noqa: E402, F401

@@ -23,10 +23,10 @@ from xdsl.ir import Block, Region, SSAValue
 
 from strata.dialects import tile, token
 from strata.dialects.graph_base import is_float
-from strata.errors import StrataError
+from strata.support.errors import StrataError
 from strata.lowering.tile_builder import next_power_of_two, previous_power_of_two
-from strata.lowering.gpu_tiles import PartialsTile, RegisterTile, carried_in_registers, cell_values, register_tile_in
-from strata.lowering.tile_to_gpu import (
+from strata.lowering.tile_to_gpu.tiles import PartialsTile, RegisterTile, carried_in_registers, cell_values, register_tile_in
+from strata.lowering.tile_to_gpu.kernel import (
     GPU_LOWERINGS,
     NVVM_PREFIX,
     WARP,
@@ -34,7 +34,7 @@ from strata.lowering.tile_to_gpu import (
     LoopHead,
     RegionValues,
 )
-from strata.lowering.tile_to_loops import REASSOCIATE, REDUCTION_COMBINERS, reduction_identity, BufferTile, static_value
+from strata.lowering.tile_to_loops.kernel import REASSOCIATE, REDUCTION_COMBINERS, reduction_identity, BufferTile, static_value
 
 FULL_MASK = -1
 SHUFFLE_CLAMP = WARP - 1

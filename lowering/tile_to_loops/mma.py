@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import FloatAttr
 from xdsl.ir import SSAValue
 
 from strata.dialects import tile
-from strata.lowering.tile_to_loops import (
+from strata.lowering.tile_to_loops.kernel import (
     LOWERINGS,
     BufferTile,
     KernelLowering,

@@ -15,7 +15,7 @@ from functools import cache
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from strata.errors import StrataError
+from strata.support.errors import StrataError
 
 
 @cache

@@ -25,10 +25,10 @@ from strata.dialects.graph_base import is_float, shape_of
 from strata.dialects.graph_fused import ROW_ANCHORS
 from strata.dialects.opinfo import register_tile_lowering
 from strata.dialects.tile_types import KERNEL_BYTE_BUDGET, MAX_TILE_DIM, TensorViewType, element_bytes
-from strata.ir import location_prefix
-from strata.lowering.graph_to_tile import ProgramLowering, same_layout_inputs
-from strata.lowering.graph_to_tile_indexed import out_of_range
-from strata.lowering.graph_to_tile_matmul import matmul_kernel
+from strata.support.locations import location_prefix
+from strata.lowering.graph_to_tile.program import ProgramLowering, same_layout_inputs
+from strata.lowering.graph_to_tile.indexed import out_of_range
+from strata.lowering.graph_to_tile.matmul import matmul_kernel
 from strata.lowering.scalar_rules import Emitter, emit_members
 from strata.lowering.tile_builder import (
     KernelBuilder,

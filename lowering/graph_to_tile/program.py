@@ -1,0 +1,165 @@
+"""The state of one graph function while it becomes a program of tile kernels, and the
+helpers every op family's lowering shares (buffers, kernel names, launches, copies).
+
+`lower_function` walks the function and calls each op's registered tile lowering
+(`op_info(op).tile_lowering`); the op families register theirs in elementwise.py,
+layout.py, matmul.py, indexed.py and rows.py, and lower.py (the pass) imports them all.
+An op without a lowering is reported, never skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    ModuleOp,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from strata.dialects import graph, tile
+from strata.dialects.graph_base import shape_of
+from strata.dialects.opinfo import op_info
+from strata.dialects.tile_types import TensorViewType, element_bytes
+from strata.support.errors import StrataError
+from strata.support.locations import location_prefix
+from strata.lowering.tile_builder import (
+    KernelBuilder,
+    TileCostModel,
+    broadcast_strides,
+    contiguous_strides,
+    flat_buffer_type,
+    grid_of,
+)
+
+
+def logical_shape(t: TensorType) -> tuple[int, ...]:
+    """Rank-0 tensors are handled as one-element rank-1 tensors."""
+    return shape_of(t) or (1,)
+
+
+@dataclass
+class ProgramLowering:
+    """State while one graph function becomes a tile program."""
+
+    module: ModuleOp
+    function_name: str
+    body: Block
+    cost: TileCostModel
+    buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    strides: dict[SSAValue, tuple[int, ...]] = field(default_factory=dict)
+    """Values bound to a non-contiguous view of their buffer (absorbed transposes)."""
+    kernels: int = 0
+
+    def buffer_of(self, value: SSAValue) -> SSAValue:
+        return self.buffers[value]
+
+    def operand(self, value: SSAValue) -> tuple[SSAValue, TensorType, tuple[int, ...]]:
+        """A matmul operand: its buffer, type and element strides."""
+        return self.buffers[value], value.type, self.strides.get(value, contiguous_strides(shape_of(value.type)))
+
+    def bind(self, value: SSAValue, buffer: SSAValue) -> None:
+        self.buffers[value] = buffer
+
+    def new_buffer(self, t: TensorType, init=None) -> SSAValue:
+        op = tile.BufferOp(flat_buffer_type(shape_of(t), t.element_type), init)
+        self.body.add_op(op)
+        return op.results[0]
+
+    def kernel_name(self, op: Operation | str) -> str:
+        """A unique kernel symbol named after the function and the op (or a label)."""
+        label = op if isinstance(op, str) else op.name.removeprefix("graph.")
+        self.kernels += 1
+        return f"{self.function_name}_{label}_{self.kernels - 1}"
+
+    def launch(self, kernel: KernelBuilder, args: Sequence[SSAValue], in_place: Sequence[int] = ()) -> None:
+        """Add the kernel and launch it; `in_place` lists inputs whose elements it reads at
+        exactly the positions it writes (the planner may give the output their memory)."""
+        finished = kernel.finish()
+        if in_place:
+            finished.attributes["tile.in_place"] = DenseArrayBase.from_list(i64, list(in_place))
+        self.module.body.block.add_op(finished)
+        self.body.add_op(tile.LaunchOp(kernel.name, args))
+
+    @staticmethod
+    def mark_workspace(buffer: SSAValue) -> SSAValue:
+        """A buffer only the op's own next kernel reads (planned in the workspace arena)."""
+        buffer.owner.attributes["tile.workspace"] = UnitAttr()
+        return buffer
+
+
+def load_broadcast(k: KernelBuilder, operands: Sequence[SSAValue], shape, tile_shape) -> list[SSAValue]:
+    """The kernel's first arguments (one per operand) loaded as tiles of the result's
+    shape, broadcast by stride-0 views, at the kernel's grid position."""
+    tiles = []
+    for i, v in enumerate(operands):
+        view = TensorViewType(shape, v.type.element_type, broadcast_strides(shape_of(v.type), shape))
+        tiles.append(k.load(k.partition(i, view, tile_shape), k.program_ids))
+    return tiles
+
+
+def same_layout_inputs(operands: Sequence[SSAValue], out_type: TensorType) -> list[int]:
+    """Operands laid out exactly like the result (same shape and element size)."""
+    size = element_bytes(out_type.element_type)
+    return [
+        i for i, v in enumerate(operands)
+        if shape_of(v.type) == shape_of(out_type) and element_bytes(v.type.element_type) == size
+    ]  # fmt: skip
+
+
+def copy_kernel(
+    op: Operation | str, p: ProgramLowering, source: SSAValue, source_view: TensorViewType,
+    target: SSAValue, target_view: TensorViewType,
+) -> None:
+    """A kernel copying `source_view` of one buffer into `target_view` of another."""
+    shape = source_view.get_shape()
+    tile_shape = p.cost.elementwise_tile(shape, source_view.element_type)
+    k = KernelBuilder(p.kernel_name(op), [source, target], grid_of(shape, tile_shape))
+    value = k.load(k.partition(0, source_view, tile_shape), k.program_ids)
+    k.store(value, k.partition(1, target_view, tile_shape), k.program_ids)
+    p.launch(k, [source, target])
+
+
+def into_new_buffer(op: Operation, p: ProgramLowering, source_view: TensorViewType) -> None:
+    out_type = op.results[0].type
+    out = p.new_buffer(out_type)
+    shape = logical_shape(out_type)
+    target_view = TensorViewType(shape, out_type.element_type, contiguous_strides(shape))
+    copy_kernel(op, p, p.buffer_of(op.operands[0]), source_view, out, target_view)
+    p.bind(op.results[0], out)
+
+
+def lower_function(function: func.FuncOp, module: ModuleOp, cost: TileCostModel) -> func.FuncOp:
+    name = function.sym_name.data
+    arg_types = [flat_buffer_type(shape_of(t), t.element_type) for t in function.function_type.inputs.data]
+    result_types = [flat_buffer_type(shape_of(t), t.element_type) for t in function.function_type.outputs.data]
+    body = Block(arg_types=arg_types)
+    p = ProgramLowering(module, name, body, cost)
+    for old, new in zip(function.body.block.args, body.args):
+        new.name_hint = old.name_hint
+        p.bind(old, new)
+    for op in function.body.block.ops:
+        if isinstance(op, func.ReturnOp):
+            body.add_op(func.ReturnOp(*(p.buffer_of(v) for v in op.arguments)))
+            continue
+        lowering = op_info(op).tile_lowering
+        if lowering is None:
+            raise StrataError(
+                f"{location_prefix(op)}error: '{op.name}' cannot be lowered to tile kernels yet "
+                "(no CPU lowering registered); run it with --target reference"
+            )
+        lowering(op, p)
+    return func.FuncOp(
+        name, (arg_types, result_types), Region(body), arg_attrs=function.arg_attrs
+    )
+
+
+def is_graph_function(op: Operation) -> bool:
+    return isinstance(op, func.FuncOp) and all(
+        isinstance(t, TensorType) for t in op.function_type.inputs.data
+    ) and any(o.dialect_name() == "graph" or isinstance(o, func.ReturnOp) for o in op.body.walk())

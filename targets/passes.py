@@ -1,0 +1,157 @@
+"""Strata's passes by name, the named pipelines, and the runner that applies a pipeline
+with verification between steps. Used by strata-opt, strata-run, strata-translate and
+every target.
+
+A named pipeline (`cpu-pipeline`, `gpu-pipeline`) is a pass too, so it runs alone
+(`strata-opt -p cpu-pipeline`); each target module defines its own with `PipelinePass` and
+registers it with `register_pipeline`. `expand_pipelines` spells a pipeline spec out into
+the steps it runs, which is what strata-opt hands to xDSL so `--print-between-passes`
+shows every step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassOptionInfo, PassPipeline, get_pass_option_infos
+from xdsl.universe import Universe
+from xdsl.utils.arg_spec import parse_pipeline
+
+from strata.dialects.context import make_context, verify
+
+# Imported for its registrations: the graph ops' canonicalization patterns.
+from strata.transforms import graph_canonicalize  # noqa: F401
+from strata.lowering.graph_to_tile.lower import LowerGraphToTilePass
+from strata.lowering.tile_to_gpu.lower import LowerTileToGpuPass
+from strata.lowering.tile_to_loops.lower import LowerTileToLoopsPass
+from strata.support.errors import IRError, StrataError
+from strata.transforms.autodiff import AutodiffPass
+from strata.transforms.expand_math import ExpandMathPass
+from strata.transforms.fuse_elementwise import FuseElementwisePass
+from strata.transforms.fuse_fma import FuseFmaPass
+from strata.transforms.fuse_patterns import FusePatternsPass
+from strata.transforms.plan_memory import PlanMemoryPass
+from strata.transforms.split_loops import SplitLoopsPass
+from strata.transforms.token_dce import TokenDcePass
+from strata.transforms.verify_memory_plan import VerifyMemoryPlanPass
+
+PassFactory = Callable[[], type[ModulePass]]
+
+STRATA_PASSES: dict[str, PassFactory] = {
+    p.name: (lambda p=p: p)
+    for p in (
+        AutodiffPass, FusePatternsPass, FuseElementwisePass, LowerGraphToTilePass, TokenDcePass,
+        LowerTileToLoopsPass, ExpandMathPass, PlanMemoryPass, VerifyMemoryPlanPass, FuseFmaPass,
+        SplitLoopsPass, LowerTileToGpuPass,
+    )
+}  # fmt: skip
+"""Strata's own passes by name (the named pipelines are kept in PIPELINES)."""
+
+FUSION_PASSES = ("fuse-patterns", "fuse-elementwise")
+
+
+def verify_between(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
+    """Each level a pipeline produces must verify (the tile constraints included), not
+    only the final one."""
+    if previous is not None:
+        verify(module)
+
+
+@dataclass(frozen=True)
+class PipelinePass(ModulePass):
+    """A named pipeline: a pass that runs STEPS (an xdsl-opt pipeline spec) in order,
+    verifying after each."""
+
+    STEPS: ClassVar[str]
+
+    fusion: bool = True
+    """False drops fuse-patterns and fuse-elementwise: one kernel per op (for ablations)."""
+
+    def steps(self) -> str:
+        if self.fusion:
+            return self.STEPS
+        return ",".join(s for s in split_spec(self.STEPS) if s.split("{")[0] not in FUSION_PASSES)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PassPipeline.parse_spec(available_passes(), self.steps(), verify_between).apply(ctx, op)
+
+
+PIPELINES: dict[str, type[PipelinePass]] = {}
+"""The named pipelines by name, registered by the target modules."""
+
+
+def register_pipeline(pipeline: type[PipelinePass]) -> type[PipelinePass]:
+    """Class decorator: make a named pipeline available to every pass runner."""
+    if pipeline.name in PIPELINES or pipeline.name in STRATA_PASSES:
+        raise ValueError(f"a pass named '{pipeline.name}' is already registered")
+    PIPELINES[pipeline.name] = pipeline
+    return pipeline
+
+
+def strata_passes() -> dict[str, PassFactory]:
+    """Strata's passes and named pipelines by name."""
+    return {**STRATA_PASSES, **{name: (lambda p=p: p) for name, p in PIPELINES.items()}}
+
+
+def available_passes() -> dict[str, PassFactory]:
+    """xDSL's upstream passes and Strata's, by name."""
+    passes = dict(Universe.get_multiverse().all_passes)
+    passes.update(strata_passes())
+    return passes
+
+
+def split_spec(spec: str) -> list[str]:
+    """The comma-separated steps of a pipeline spec (commas inside braces kept)."""
+    steps, depth, start = [], 0, 0
+    for i, char in enumerate(spec):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            steps.append(spec[start:i].strip())
+            start = i + 1
+    steps.append(spec[start:].strip())
+    return [s for s in steps if s]
+
+
+def expand_pipelines(spec: str) -> str:
+    """`spec` with each named pipeline replaced by the steps it runs (recursively)."""
+    try:
+        parsed = list(parse_pipeline(spec))
+    except Exception as e:  # xDSL reports bad specs as plain exceptions
+        raise StrataError(f"invalid pass pipeline '{spec}': {e}") from None
+    expanded = []
+    for step, text in zip(parsed, split_spec(spec)):
+        pipeline = PIPELINES.get(step.name)
+        if pipeline is None:
+            expanded.append(text)
+            continue
+        try:
+            instance = pipeline.from_pass_spec(step)
+        except Exception as e:
+            raise StrataError(f"invalid pass pipeline '{spec}': {e}") from None
+        expanded.append(expand_pipelines(instance.steps()))
+    return ",".join(expanded)
+
+
+def run_pipeline(module: ModuleOp, spec: str) -> None:
+    """Apply a comma-separated pass pipeline (xdsl-opt syntax) in place, verifying after
+    each step."""
+    try:
+        pipeline = PassPipeline.parse_spec(available_passes(), spec, verify_between)
+    except Exception as e:  # xDSL reports unknown passes and bad options as plain exceptions
+        raise StrataError(f"invalid pass pipeline '{spec}': {e}") from None
+    try:
+        pipeline.apply(make_context(), module)
+    except StrataError:
+        raise
+    except Exception as e:
+        raise IRError(f"pass pipeline '{spec}' failed: {e}") from None
+    verify(module)
+
+
+def pass_options(pass_type: type[ModulePass]) -> tuple[PassOptionInfo, ...]:
+    """(name, type, default) of each option a pass takes in `-p 'name{option=value}'`."""
+    return get_pass_option_infos(pass_type)
