@@ -2,7 +2,7 @@
 # Run every test: lit/FileCheck suites, then pytest. Creates .venv on first use.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-venv="$("$root/scripts/setup-venv.sh" | tail -n 1)"
+venv="$("$root/scripts/setup-venv.sh" test | tail -n 1)"
 export PATH="$venv/bin:$PATH"
 cd "$root"
 lit -sv tests/filecheck

@@ -28,11 +28,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, SSAValue
 
-from strata import ops
-from strata.frontends.builder import Graph, Tensor, build_module
-from strata.support.errors import BuildError
+from strata.api import compile
 from strata.dialects.graph_base import is_float
+from strata.frontends import builder as ops
+from strata.frontends.builder import Graph, Tensor, build_module
 from strata.support.dtypes import element_name, tensor_dtype
+from strata.support.errors import BuildError
+from strata.transforms.autodiff import differentiate
 
 
 @dataclass(frozen=True)
@@ -89,8 +91,6 @@ def inline(block: Block, callee: func.FuncOp, arguments: Sequence[SSAValue]) -> 
 
 def build_train_step(build_loss: Callable[[Graph], Tensor], optimizer: SGD | Adam) -> tuple[ModuleOp, list[str], list[str]]:
     """The module holding @train_step, its parameter names and its input names."""
-    from strata.transforms.autodiff import differentiate
-
     forward = Graph("loss")
     loss = build_loss(forward)
     if loss.shape != () or not is_float(loss.type.element_type):
@@ -147,7 +147,7 @@ class Trainer:
 
         self.module, self.param_names, self.input_names = build_train_step(build_loss, optimizer)
         self.optimizer = optimizer
-        self.executable = strata.compile(self.module, target=target, entry="train_step")
+        self.executable = compile(self.module, target=target, entry="train_step")
         function = self.module.body.block.first_op
         types = {a.data["graph.name"].data: t for a, t in zip(function.arg_attrs.data, function.function_type.inputs.data)}
         missing = [n for n in self.param_names if n not in init]
