@@ -10,14 +10,23 @@
     g.output(strata.ops.relu(x * 2.0)); module = g.build()
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
 from strata.api import Executable, compile, compile_profiles, interpret
 from strata.dialects.context import parse_module
 from strata.frontends import builder as ops
 from strata.frontends.builder import Graph, Tensor, build_module
+from strata.grad import grad, value_and_grad
 from strata.support.errors import BuildError, ExecutionError, InputError, IRError, StrataError
 from strata.training import SGD, Adam, Trainer, build_train_step
 
+try:
+    __version__ = version("strata-compiler")  # the distribution's name (pyproject.toml)
+except PackageNotFoundError:  # run from a source tree that was never installed
+    __version__ = "0+unknown"
+
 __all__ = [
+    "__version__",
     "SGD",
     "Adam",
     "Trainer",
@@ -34,6 +43,8 @@ __all__ = [
     "StrataError",
     "compile",
     "compile_profiles",
+    "grad",
     "interpret",
     "parse_module",
+    "value_and_grad",
 ]

@@ -60,6 +60,11 @@ def numpy_dtype(element_type: Attribute) -> np.dtype:
     return NUMPY_DTYPES[element_name(element_type)]
 
 
+def element_name_of_dtype(dtype: np.dtype) -> str | None:
+    """The element type name of a numpy dtype (None if Strata has no such element type)."""
+    return _ELEMENT_NAMES.get(np.dtype(dtype))
+
+
 def element_type_for(name: str) -> Attribute:
     """The xDSL element type spelled `name` (f32, i64, ...)."""
     if name not in _ELEMENT_TYPES:

@@ -138,3 +138,22 @@ def test_strata_run_writes_plan_json_and_svg(tmp_path):
     assert set(plan["values"][0]) == {"name", "arena", "offset", "bytes", "first", "last"}
     svg = (tmp_path / "plan.svg").read_text()
     assert svg.startswith("<svg") and "activations" in svg and svg.count("<rect") > len(plan["values"])
+
+
+def test_values_written_in_place_name_the_value_whose_storage_they_share():
+    # exp -> softmax -> relu with fusion off: each row/elementwise kernel writes over its
+    # input, which dies there; the returned value lives in the external arena on its own.
+    g = strata.Graph("chain")
+    x = g.input("x", (64, 33))
+    g.output(ops.relu(ops.softmax(ops.exp(x * 2.0), axis=-1)) + 1.0)
+    program, plan = planned(str(g.build()), CpuPipelinePass.STEPS.replace("fuse-patterns,", "").replace("fuse-elementwise,", ""))
+    by_name = {v["name"]: v for v in plan["values"]}
+    sharing = [v for v in plan["values"] if "shares" in v]
+    assert sharing, plan["values"]
+    for value in sharing:
+        root = by_name[value["shares"]]
+        assert "shares" not in root
+        assert (root["arena"], root["offset"], root["bytes"]) == (value["arena"], value["offset"], value["bytes"])
+        assert root["first"] <= value["first"] and value["last"] <= root["last"]
+    unshared = [v for v in plan["values"] if "shares" not in v]
+    assert len({(v["arena"], v["offset"], v["first"]) for v in unshared}) == len(unshared)

@@ -3,7 +3,8 @@
 Runs on the tile-level program (after lower-graph-to-tile; also after lower-tile-to-loops).
 The schedule is the launch order (step i = launch i; step N = the return); a buffer is
 live from the first launch that touches it to the last (a reshape shares its operand's
-buffer, so the alias root lives until its last alias use); results live to the return. Arena classes (seed 000 §6):
+buffer, so the alias root lives until its last alias use); results live to the return. Arena classes (each planned on its own, so
+buffers of different lifetimes never compete for one region):
 
     params       constants and arguments with graph.role = "param" (bound once)
     external     the results (copied out after each call); inputs stay caller-owned
@@ -20,9 +21,11 @@ Before:
     %0 = tile.buffer : memref<32xf32>
 After:
     %0 = tile.buffer {tile.arena = "activations", tile.offset = 128 : i64, tile.live = array<i64: 1, 3>} : memref<32xf32>
+    %1 = tile.buffer {tile.arena = "activations", tile.offset = 128 : i64, tile.live = array<i64: 1, 3>, tile.shares = 0 : i64} : memref<32xf32>
 
 The plan is also written on the program as `tile.plan` (arena sizes, naive bytes, kernel
-count); `read_plan` returns it as the JSON object of spec/interfaces.md.
+count); `read_plan` returns it as the plan JSON object of docs/interfaces.md, where a
+buffer written in place over another names it (`"shares": "%3"`).
 """
 
 from __future__ import annotations
@@ -177,13 +180,20 @@ def share_in_place(launches, kernels, slot_of: dict[SSAValue, Slot], live, plan:
 
 
 def record(program: func.FuncOp, plan: Plan) -> None:
+    """Each buffer's arena, offset and live range as attributes; a buffer written in place
+    over another also gets `tile.shares`: the position (among the program's buffers) of
+    the buffer whose storage it takes."""
+    position = {op.result: i for i, op in enumerate(o for o in program.body.block.ops if isinstance(o, tile.BufferOp))}
     for slot in plan.slots:
+        root = min(slot.values, key=position.__getitem__)
         for v in slot.values:
             v.owner.attributes.update({
                 "tile.arena": StringAttr(slot.arena),
                 "tile.offset": IntegerAttr(slot.offset, i64),
                 "tile.live": DenseArrayBase.from_list(i64, [slot.first, slot.last]),
             })  # fmt: skip
+            if v is not root:
+                v.owner.attributes["tile.shares"] = IntegerAttr(position[root], i64)
     sizes = {name: IntegerAttr(size, i64) for name, size in plan.arena_sizes().items()}
     program.attributes["tile.plan"] = DictionaryAttr({
         "alignment": IntegerAttr(ALIGNMENT, i64),
@@ -194,20 +204,25 @@ def record(program: func.FuncOp, plan: Plan) -> None:
 
 
 def read_plan(program: func.FuncOp) -> dict:
-    """The recorded plan as the JSON object of spec/interfaces.md."""
+    """The recorded plan as the plan JSON object (docs/interfaces.md). A value written in
+    place over another carries `"shares": "<that value's name>"`."""
     recorded = program.attributes["tile.plan"].data
+    buffers = [op for op in program.body.block.ops if isinstance(op, tile.BufferOp)]
+    names = [f"%{op.result.name_hint or i}" for i, op in enumerate(buffers)]
     values = []
-    for op in program.body.block.ops:
-        if isinstance(op, tile.BufferOp) and "tile.arena" in op.attributes:
+    for op, name in zip(buffers, names):
+        if "tile.arena" in op.attributes:
             first, last = op.attributes["tile.live"].get_values()
             values.append({
-                "name": f"%{op.result.name_hint or len(values)}",
+                "name": name,
                 "arena": op.attributes["tile.arena"].data,
                 "offset": op.attributes["tile.offset"].value.data,
                 "bytes": buffer_bytes(op.result),
                 "first": first,
                 "last": last,
             })  # fmt: skip
+            if "tile.shares" in op.attributes:
+                values[-1]["shares"] = names[op.attributes["tile.shares"].value.data]
     return {
         "alignment": recorded["alignment"].value.data,
         "kernels": recorded["kernels"].value.data,

@@ -6,8 +6,8 @@
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME:    tile.plan = {alignment = 64 : i64, kernels = 4 : i64, naive_bytes = 12288 : i64, arenas = {params = 0 : i64, activations = 4096 : i64, workspace = 0 : i64, grads = 0 : i64, external = 4096 : i64}}
 // CHECK-NEXT:    tile.buffer {tile.arena = "activations", tile.offset = 0 : i64, tile.live = array<i64: 0, 3>}
-// CHECK:         tile.buffer {tile.arena = "activations", tile.offset = 0 : i64, tile.live = array<i64: 0, 3>}
-// CHECK:         tile.buffer {tile.arena = "activations", tile.offset = 0 : i64, tile.live = array<i64: 0, 3>}
+// CHECK:         tile.buffer {tile.arena = "activations", tile.offset = 0 : i64, tile.live = array<i64: 0, 3>, tile.shares = 0 : i64}
+// CHECK:         tile.buffer {tile.arena = "activations", tile.offset = 0 : i64, tile.live = array<i64: 0, 3>, tile.shares = 0 : i64}
 // CHECK:         tile.buffer {tile.arena = "external", tile.offset = 0 : i64, tile.live = array<i64: 3, 4>}
 // The kernels that ran in place lose noalias (tile.aliased).
 // CHECK:         tile.kernel @chain_relu_1
@@ -17,6 +17,7 @@
 // NOINPLACE-SAME:    activations = 8192 : i64
 // NOINPLACE-NEXT:    tile.buffer {tile.arena = "activations", tile.offset = 0 : i64, tile.live = array<i64: 0, 1>}
 // NOINPLACE:         tile.buffer {tile.arena = "activations", tile.offset = 4096 : i64, tile.live = array<i64: 1, 2>}
+// NOINPLACE-NOT:     tile.shares
 // NOINPLACE:         tile.buffer {tile.arena = "activations", tile.offset = 0 : i64, tile.live = array<i64: 2, 3>}
 // NOINPLACE-NOT:     tile.aliased
 func.func @chain(%x: tensor<1024xf32>) -> tensor<1024xf32> {
@@ -57,7 +58,7 @@ func.func @alias_and_reuse(%x: tensor<8x8xf32>) -> tensor<64xf32> {
 // CHECK-LABEL: func.func @attention
 // CHECK-SAME:    activations = 0 : i64, workspace = 2048 : i64
 // CHECK-NEXT:    tile.buffer {tile.workspace, tile.arena = "workspace", tile.offset = 0 : i64, tile.live = array<i64: 0, 2>}
-// CHECK:         tile.buffer {tile.workspace, tile.arena = "workspace", tile.offset = 0 : i64, tile.live = array<i64: 0, 2>}
+// CHECK:         tile.buffer {tile.workspace, tile.arena = "workspace", tile.offset = 0 : i64, tile.live = array<i64: 0, 2>, tile.shares = 0 : i64}
 func.func @attention(%q: tensor<2x16x8xf32>) -> tensor<2x16x8xf32> {
   %0 = "graph.attention"(%q, %q, %q) <{scale = 0.35 : f64, causal = true}> : (tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>) -> tensor<2x16x8xf32>
   func.return %0 : tensor<2x16x8xf32>
