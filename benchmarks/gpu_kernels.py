@@ -4,7 +4,7 @@
 
 - rows: softmax and layernorm over the last axis (f32), also as GB/s (read + write once);
 - matmul: f32 square matmuls vs torch.matmul with TF32 off (CUDA cores, like Strata's);
-- models: the bundled MLP and the transformer block at the seed 001 configurations
+- models: the bundled MLP and the transformer block at six small GPT-2-like sizes
   (batch x seq x d_model from 1x16x64 to 4x128x256; heads = d_model / 32, ff = 4 d_model).
 
 Times are CUDA-event means over `repeat` runs on inputs already on the device (Strata:

@@ -9,7 +9,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 STAGES=${STAGES:-"tests suites sanitizers bench"}
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 rm -rf /tmp/pkg; mkdir -p /tmp/pkg/strata && cp -r strata/* /tmp/pkg/strata/
-for d in dialects transforms lowering runtime tools; do ln -s $PWD/$d /tmp/pkg/strata/$d; done
+for d in support dialects transforms frontends lowering runtime targets tools; do ln -s $PWD/$d /tmp/pkg/strata/$d; done
 export PYTHONPATH=/tmp/pkg:/tmp/site
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 python3 -c "import llvmlite,numba,sys;print('python',sys.version.split()[0],'llvmlite',llvmlite.__version__,'numba',numba.__version__)"

@@ -1,4 +1,5 @@
-"""The `graph` dialect: tensor programs with value semantics (spec/graph-dialect.md)."""
+"""The `graph` dialect: tensor programs with value semantics (the op catalogue is
+docs/graph-dialect.md)."""
 
 from xdsl.ir import Dialect
 

@@ -149,7 +149,7 @@ def attr_to_py(attr: Attribute) -> object:
 
 
 def py_to_attr(value: object) -> Attribute:
-    """The property attribute for a Python value, in the spec's encodings."""
+    """The property attribute for a Python value, in the encodings of docs/graph-dialect.md."""
     if isinstance(value, Attribute):
         return value
     if isinstance(value, bool):
@@ -184,7 +184,7 @@ class GraphOp(IRDLOperation, abc.ABC):
     traits = traits_def(GraphCanonicalization())
 
     OPERAND_NAMES: ClassVar[tuple[str, ...]] = ()
-    """Names of the operands as the spec lists them, for diagnostics."""
+    """Names of the operands as docs/graph-dialect.md lists them, for diagnostics."""
     ACCEPTS_INTEGERS: ClassVar[bool] = False
     """Whether i32/i64 operands are accepted besides floats (i1 never is)."""
 
@@ -263,7 +263,8 @@ def _tensor_type(t: Attribute, op_name: str, index: int, label: str | None = Non
 
 class PureGraphOp(GraphOp, abc.ABC):
     """A graph op without side effects (`Pure`): cse merges equal ones, dce drops dead
-    ones. Every graph op is one except graph.dropout (seed 003 §11)."""
+    ones. Every graph op is one except graph.dropout: its random draw is an effect, so two
+    dropouts of the same operand are two draws, never merged."""
 
     traits = traits_def(Pure())
 

@@ -328,7 +328,8 @@ class DropoutOp(ElementwiseOp):
     """x * mask / (1 - p), mask drawn from a keyed counter-based RNG (seed, element index).
 
     Not `Pure`: two dropouts with equal operands are distinct random draws in intent and
-    must never be merged by CSE (seed 003 §11).
+    must never be merged by CSE. The mask is a pure function of (seed, index), so the
+    backward pass recomputes it instead of storing it (docs/dropout-rng.md).
 
     `%y = graph.dropout %x {p = 1.000000e-01 : f64, seed = 7 : i64} : (tensor<4xf32>) -> tensor<4xf32>`
     """

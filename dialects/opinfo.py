@@ -7,7 +7,7 @@ register themselves here when their module is imported:
 | --- | --- |
 | reference semantics (numpy) | runtime/reference/kernels.py |
 | canonicalization patterns | transforms/graph_canonicalize.py |
-| VJP rule | transforms/vjp_rules.py |
+| VJP rule | transforms/vjp_rules_*.py |
 | scalar arith/math rule (elementwise ops) | lowering/scalar_rules.py |
 | tile-kernel lowering | lowering/graph_to_tile/*.py |
 

@@ -1,4 +1,5 @@
-"""Types of the `tile` dialect and the tile constraints (seed 004 §3.4).
+"""Types of the `tile` dialect and the tile constraints (rank, dims, bytes per tile and
+per kernel: the limits below, checked when a type is built).
 
     !tile.tile<16x64xf32>                                   a block of values a kernel instance holds
     !tile.tensor_view<4x8xf32, strides [8, 1], offset 0>    a buffer seen as a strided tensor

@@ -3,7 +3,7 @@
 A memory op takes a token and yields a fresh one; an op that must happen after
 another consumes (a join of) its token. Tokens replace blanket barriers: a GPU lowering
 places a barrier only where a token orders a shared-memory write before another thread's
-read (seed 004 §3.1, NVIDIA CUDA Tile IR's make_token / join_tokens).
+read (the model of NVIDIA CUDA Tile IR's make_token / join_tokens).
 
     %t0 = token.make : !token.token
     %t3 = token.join %t1, %t2 : !token.token

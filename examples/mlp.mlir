@@ -1,4 +1,4 @@
-// A 3-layer MLP in the spec's generic form: x [32, 512] -> [32, 10].
+// A 3-layer MLP in the generic form of docs/graph-dialect.md: x [32, 512] -> [32, 10].
 func.func @mlp(%x: tensor<32x512xf32> {graph.name = "x"},
                %w1: tensor<512x512xf32> {graph.name = "w1", graph.role = "param"},
                %b1: tensor<512xf32> {graph.name = "b1", graph.role = "param"},

@@ -10,7 +10,7 @@ COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b0
 
 
 def plan_svg(plan: dict) -> str:
-    """An SVG document of the plan (the JSON object of spec/interfaces.md)."""
+    """An SVG document of the plan (the plan JSON object of docs/interfaces.md)."""
     arenas = [name for name, size in plan["arenas"].items() if size]
     steps = max([v["last"] for v in plan["values"]] + [0]) + 1
     height = MARGIN + len(arenas) * (PANEL_HEIGHT + MARGIN)

@@ -2,7 +2,8 @@
 callables that give the loss and the gradients of a scalar loss function.
 
     def loss(x, w):                                  # a builder function on Tensors
-        return ops.reduce_mean(ops.relu(x @ w) ** 2.0)
+        y = ops.relu(x @ w)
+        return ops.reduce_mean(y * y, axes=(0, 1))
 
     value_and_grad = strata.value_and_grad(loss, argnums=1)
     value, dw = value_and_grad(x, w)                 # numpy arrays in, numpy arrays out

@@ -4,7 +4,7 @@ A target owns everything needed to take a verified graph module to running code:
 named pipeline (the passes from graph down to its kernels and memory plan), the
 `strata-translate --emit` kinds it can produce, and the executable that runs the result.
 Adding a target is one module that subclasses `Target` and calls `register_target`, plus
-one import in `strata/targets/__init__.py`.
+one import in `targets/__init__.py`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Each test writes a kernel in the loops-level form of docs/cpu-backend.md (flat m
 arguments, then `%begin, %end: index`, returning i32), applies the pass with
 `run_pipeline`, JIT-compiles the original and the transformed module and runs both
 through ctypes on numpy buffers. split-loops must not change a single bit; fuse-fma
-must give the once-rounded result (seed 004 §5.2 / §5.4 hypotheses, noted per test).
+must give the once-rounded result.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def run_split(compiled: JitModule, x: np.ndarray, begin: int, end: int, v: int, 
 @pytest.mark.parametrize("swapped", [False, True], ids=["iv-lhs", "iv-rhs"])
 @pytest.mark.parametrize("predicate", PREDICATES)
 def test_split_is_bit_identical_for_every_predicate(predicate, swapped):
-    """#53, #54, #60, #61: every predicate, both operand orders, non-unit steps, empty
+    """Every predicate, both operand orders, non-unit steps, empty
     and reversed ranges, negative induction values, split values below, inside and
     above the range, and the int64 extremes (no underflow, no `v + 1` overflow)."""
     original, split = transformed(split_kernel(predicate, swapped), "split-loops")
@@ -204,7 +204,7 @@ func.func @kernel(%x: memref<64xf64>, %out: memref<64xf64>, %sum: memref<1xf64>,
     ],
 )
 def test_split_with_constant_bounds(lb, ub, step, v, predicate, loops):
-    """#59: a split point at or outside the range leaves one loop, never an empty one."""
+    """A split point at or outside the range leaves one loop, never an empty one."""
     text = CONSTANT_KERNEL.format(lb=lb, ub=ub, step=step, v=v, predicate=predicate)
     original, split = transformed(text, "split-loops")
     assert count(split, "scf.if") == 0 and count(split, "scf.for") == loops, str(split)
@@ -254,7 +254,7 @@ func.func @kernel(%x: memref<{size}xf32>, %out: memref<{size}xf32>, %params: mem
 
 @pytest.mark.parametrize("rows", [0, 1, 7, 17])
 def test_nested_split(rows):
-    """#56: a triangular inner condition (j <= i) inside an outer one (i < v): both
+    """A triangular inner condition (j <= i) inside an outer one (i < v): both
     levels split (the outer into two loops, the inner into two in the first)."""
     cols = 13
     size = max(rows, 1) * cols
@@ -315,7 +315,7 @@ def test_two_conditions_and_a_reused_condition():
 
 
 def test_data_dependent_condition_is_not_split():
-    """#55: a condition on a value loaded in the loop, or derived from the induction
+    """A condition on a value loaded in the loop, or derived from the induction
     variable, is left alone."""
     for rhs, extra in [
         ("%loaded", "%loaded = memref.load %params[%c0] : memref<3xindex>"),
@@ -329,7 +329,7 @@ def test_data_dependent_condition_is_not_split():
 
 
 def test_split_loops_is_idempotent():
-    """#64: running the pass twice equals running it once."""
+    """Running the pass twice equals running it once."""
     for predicate in PREDICATES:
         _, once = transformed(split_kernel(predicate, False), "split-loops")
         _, twice = transformed(split_kernel(predicate, False), "split-loops,split-loops")
@@ -396,7 +396,7 @@ def fused_reference(t: str, a, b, c, sign_ab: int, sign_c: int) -> np.ndarray:
 @pytest.mark.parametrize("t", list(DTYPES))
 @pytest.mark.parametrize("n", [0, 1, 7, 17, 1000])
 def test_fma_rounds_once(t, form, n):
-    """#26 (negated operands), #17: the fused kernel equals the once-rounded a*b + c,
+    """Every form (negated operands included): the fused kernel equals the once-rounded a*b + c,
     stays within the unfused kernel's rounding error, and is never less accurate
     (f32, f64)."""
     text = fma_kernel(t, form, max(n, 1))
@@ -431,7 +431,7 @@ def test_fma_rounds_once(t, form, n):
 @pytest.mark.parametrize("t", ["f32", "f64"])
 @pytest.mark.parametrize("form", list(FORMS))
 def test_fma_special_values(t, form):
-    """#27, #28: NaN and infinity behave as IEEE 754 fma (the same as unfused here,
+    """NaN and infinity behave as IEEE 754 fma (the same as unfused here,
     since none of these products overflows)."""
     nan, inf = np.nan, np.inf
     a = np.array([nan, inf, inf, 0.0, -inf, 1.0, 2.0, inf, -0.0, 0.0], DTYPES[t])
@@ -456,7 +456,7 @@ def test_fma_can_avoid_an_intermediate_overflow():
 
 
 def test_fma_keeps_fastmath_flags_and_skips_mismatches():
-    """#19: equal flags fuse and stay on the fma (and reach LLVM); unequal ones do not."""
+    """Equal flags fuse and stay on the fma (and reach LLVM); unequal ones do not."""
     _, fused = transformed(fma_kernel("f32", "ab+c", 8, "fastmath<contract>"), "fuse-fma")
     assert "math.fma %x, %y, %z fastmath<contract> : f32" in str(fused)
     assert 'call contract float @"llvm.fma.f32"' in str(translate_module(fused))
@@ -466,7 +466,7 @@ def test_fma_keeps_fastmath_flags_and_skips_mismatches():
 
 
 def test_fma_nested_expression_and_idempotence():
-    """#29, #25: (a*b + c)*a + b fuses twice, inside out; a second run changes nothing."""
+    """(a*b + c)*a + b fuses twice, inside out; a second run changes nothing."""
     text = fma_kernel("f64", "ab+c", 64).replace(
         "memref.store %r,",
         "%m2 = arith.mulf %r, %x : f64\n    %r2 = arith.addf %m2, %y : f64\n    memref.store %r2,",

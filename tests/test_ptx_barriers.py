@@ -1,4 +1,4 @@
-"""The PTX barrier-safety checker (lowering/ptx_barriers.py, seed 004 §5.8) on hand-written
+"""The PTX barrier-safety checker (lowering/nvvm/ptx_checks.py) on hand-written
 kernels with and without the early-exit-before-barrier bug, and on every kernel the GPU
 backend generates for boundary sizes (a 16-row tile with 17 rows, seq_len 17, one row, one
 column): module_to_ptx runs the checker on all generated PTX, and it must find nothing."""

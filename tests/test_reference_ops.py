@@ -1,7 +1,7 @@
 """Tests of the numpy reference interpreter (`strata.interpret`) for every `graph` op.
 
 Every test writes a program in the generic MLIR form of the op catalogue
-(shared/spec/graph-dialect.md), runs it with `strata.interpret` and compares the
+(docs/graph-dialect.md), runs it with `strata.interpret` and compares the
 results against an independent numpy formula written here.
 """
 

@@ -10,10 +10,11 @@ a scalar constant, of a matmul's result or operand becomes `alpha`:
   ->
     %y = graph.matmul %x, %w {transpose_b = true, alpha = 0.125 : f64}
 
-Runs before constant folding (seed 001: a folded transpose of a constant weight would
-otherwise be materialized). Numerics: folding a scale into alpha multiplies the product
-once instead of the operand or the result, so the result may differ in the last bit.
-It also recognizes two DAGs (seed 001): the explicit attention
+Runs before constant folding (a transpose of a constant weight would otherwise be folded
+into a second, transposed copy of the weight instead of a flag). Numerics: folding a
+scale into alpha multiplies the product once instead of the operand or the result, so
+the result may differ in the last bit.
+It also recognizes two DAGs that a program may spell out op by op: the explicit attention
 matmul → [causal mask] → softmax → matmul becomes graph.attention (causal = true when the
 mask is a select or add of a constant that hides exactly the keys above the diagonal), and
 the 8-op tanh GELU becomes graph.gelu {approximate = "tanh"}.
@@ -198,7 +199,7 @@ def gelu_tanh_input(value: SSAValue) -> SSAValue | None:
 
 
 class RecognizeGeluTanh(RewritePattern):
-    """The 8-op tanh-approximation DAG -> graph.gelu {approximate = "tanh"} (seed 001)."""
+    """The 8-op tanh-approximation DAG -> graph.gelu {approximate = "tanh"}."""
 
     def match_and_rewrite(self, op, rewriter: PatternRewriter):
         if not isinstance(op, graph.ScaleOp | graph.MulOp):
@@ -232,8 +233,8 @@ def is_upper_triangle(mask: np.ndarray) -> bool:
 
 
 class RecognizeAttention(RewritePattern):
-    """matmul(softmax(scale · q kᵀ [causal mask]), v) -> graph.attention (seed 001). The
-    softmax must be over the last axis and every intermediate used once."""
+    """matmul(softmax(scale · q kᵀ [causal mask]), v) -> graph.attention. The softmax must
+    be over the last axis and every intermediate used once."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.MatmulOp, rewriter: PatternRewriter):

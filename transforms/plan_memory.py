@@ -3,11 +3,13 @@
 Runs on the tile-level program (after lower-graph-to-tile; also after lower-tile-to-loops).
 The schedule is the launch order (step i = launch i; step N = the return); a buffer is
 live from the first launch that touches it to the last (a reshape shares its operand's
-buffer, so the alias root lives until its last alias use); results live to the return. Arena classes (each planned on its own, so
-buffers of different lifetimes never compete for one region):
+buffer, so the alias root lives until its last alias use); results live to the return.
+Arena classes (each planned on its own, so buffers of different lifetimes never compete
+for one region):
 
-    params       constants and arguments with graph.role = "param" (bound once)
-    external     the results (copied out after each call); inputs stay caller-owned
+    params       constants (filled once, when the executable is bound)
+    external     the results (copied out after each call)
+    (none)       function arguments, inputs and params alike: caller-owned, not planned
     activations  intermediates
     workspace    intermediates a composite op creates for its own next kernel
                  (attention scores, per-row losses, partial reductions)

@@ -22,7 +22,7 @@ After:
       memref.store %y, %a[%i] : memref<64xf32>
     }
 
-Rule (seed 004 §3.3, NVIDIA's LoopSplit): an `scf.if` directly in the body whose
+Rule (the idea of NVIDIA CUDA Tile IR's LoopSplit): an `scf.if` directly in the body whose
 condition is `arith.cmpi <pred> %i, %v` or `arith.cmpi <pred> %v, %i`, with `%i` the
 loop's induction variable and `%v` loop-invariant (defined outside the loop, or an
 `arith.constant`), is monotone in `%i`: it changes at most once, at the first

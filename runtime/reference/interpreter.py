@@ -1,7 +1,7 @@
 """The numpy reference interpreter: runs a `func.func` of graph ops op by op.
 
-It is the oracle: slow, simple and exactly the spec's semantics (runtime/reference/kernels.py
-holds each op's meaning). Compiled targets are tested by comparing against it.
+It is the oracle: slow, simple and exactly the semantics of docs/graph-dialect.md
+(runtime/reference/kernels.py holds each op's meaning). Compiled targets are tested by comparing against it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-// Every graph op parses from the spec's generic form, prints in the custom form, and
+// Every graph op parses from the generic form, prints in the custom form, and
 // re-parses; the generic form round-trips too (properties with defaults are materialized).
 // RUN: strata-opt %s | strata-opt | filecheck %s
 // RUN: strata-opt %s --print-op-generic | strata-opt --print-op-generic | filecheck %s --check-prefix=GENERIC

@@ -4,7 +4,7 @@
 // RUN: strata-opt %s -p fuse-fma,fuse-fma --split-input-file > %t.twice
 // RUN: diff %t.once %t.twice
 
-// The last three RUN lines: a second run changes nothing (seed 004 §5.2 #25).
+// The last three RUN lines: a second run changes nothing (the pass is idempotent).
 
 // a*b + c, the product on either side of the add.
 // CHECK-LABEL: func.func @mul_add
@@ -36,7 +36,7 @@ func.func @flags(%a: f64, %b: f64, %c: f64) -> (f64, f64) {
 
 // -----
 
-// c - a*b = fma(-a, b, c); a*b - c = fma(a, b, -c) (seed 004 §5.2 #26).
+// c - a*b = fma(-a, b, c); a*b - c = fma(a, b, -c) (negation is exact).
 // CHECK-LABEL: func.func @mul_sub
 // CHECK-NEXT:    %[[NA:.*]] = arith.negf %a : f16
 // CHECK-NEXT:    %r = math.fma %[[NA]], %b, %c : f16
@@ -65,7 +65,7 @@ func.func @mul_sub_flags(%a: bf16, %b: bf16, %c: bf16) -> bf16 {
 
 // -----
 
-// Nested expressions fuse from the inside out: (a*b + c)*d + e (seed 004 §5.2 #29).
+// Nested expressions fuse from the inside out: (a*b + c)*d + e.
 // CHECK-LABEL: func.func @nested
 // CHECK-NEXT:    %s = math.fma %a, %b, %c : f32
 // CHECK-NEXT:    %r = math.fma %s, %d, %e : f32
@@ -100,8 +100,8 @@ func.func @two_products(%a: f32, %b: f32, %c: f32, %d: f32) -> (f32, f32) {
 // -----
 
 // Not fused: a product with another use (here returned, or added to itself) — it would
-// be computed twice, rounded differently (seed 004 §5.2 #18); mismatched fastmath flags
-// (#19), either way round; integer arithmetic.
+// be computed twice, rounded differently; mismatched fastmath flags, either way round;
+// integer arithmetic.
 // CHECK-LABEL: func.func @not_fused
 // CHECK-NEXT:    %m = arith.mulf %a, %b : f32
 // CHECK-NEXT:    %r = arith.addf %m, %c : f32

@@ -6,7 +6,7 @@
 // RUN: strata-opt %s -p split-loops,split-loops --split-input-file | filecheck %s
 
 // The first three RUN lines check the pass; the next three that a second run changes
-// nothing (seed 004 §5.4 #64: idempotent); the last that the checks hold after two runs.
+// nothing (the pass is idempotent); the last that the checks hold after two runs.
 
 // `%i < %v`: the then branch runs on [lb, split), the else branch on [split, ub), with
 // split = v clamped into [lb, ub] (a v outside the range leaves one empty loop).
@@ -506,7 +506,7 @@ func.func @condition_reused(%a: memref<64xi1>, %lb: index, %ub: index, %v: index
 
 // -----
 
-// Nested loops (seed 004 §5.4 #56): both levels split. The outer if has no else, so
+// Nested loops: both levels split. The outer if has no else, so
 // only the outer loop's first part remains; its inner loop is split in turn.
 // CHECK-LABEL: func.func @nested
 // CHECK:         %split = arith.maxsi %{{.*}}, %c0 : index
@@ -637,7 +637,7 @@ func.func @two_conditions(%a: memref<64xf32>, %lb: index, %ub: index, %v: index,
 
 // -----
 
-// Never split (seed 004 §5.4 #55): a loaded (data-dependent) value, a value computed
+// Never split: a loaded (data-dependent) value, a value computed
 // from the induction variable, a loop-carried value, eq / ne, a test without the
 // induction variable, the induction variable against itself, empty branches, a value
 // computed inside an outer loop body (the result of another loop), a negative step.
