@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from strata.dialects import tile
 from strata.support.errors import ExecutionError, InputError
+from strata.support.timing import timed
 from strata.lowering.llvm.translate import translate_module
 from strata.lowering.tile_to_loops.kernel import kernel_functions
 from strata.lowering.llvm.jit import JitModule
@@ -58,10 +59,13 @@ def aligned_empty(count: int, dtype: np.dtype) -> np.ndarray:
 
 
 def jit_kernels(module: ModuleOp) -> JitModule:
-    kernels = ModuleOp([k.clone() for k in kernel_functions(module)])
-    key = hashlib.sha256(str(kernels).encode()).hexdigest()
+    with timed("JIT cache key (kernels printed)"):
+        kernels = ModuleOp([k.clone() for k in kernel_functions(module)])
+        key = hashlib.sha256(str(kernels).encode()).hexdigest()
     if key not in _JIT_CACHE:
-        _JIT_CACHE[key] = JitModule(translate_module(kernels))
+        with timed("translate to LLVM IR"):
+            llvm_ir = str(translate_module(kernels))
+        _JIT_CACHE[key] = JitModule(llvm_ir)
     return _JIT_CACHE[key]
 
 
@@ -154,7 +158,7 @@ OWN_ARENAS = ("params",)
 class CpuProfiles:
     """One program compiled for several shape buckets (e.g. sequence lengths), sharing one
     set of arenas sized for the largest: a call goes to the bucket matching its input
-    shapes, with no re-planning and no allocation when buckets switch (seed 000 §6.3).
+    shapes, with no re-planning and no allocation when buckets switch.
     Constants (the params arena) stay per bucket."""
 
     def __init__(self, executables: list[CpuExecutable]):

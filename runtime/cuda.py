@@ -31,7 +31,7 @@ usable).
 
 Launching: Numba's `driver.launch_kernel` where it exists (numba's bundled CUDA target),
 else `cuda.bindings.driver.cuLaunchKernel` on the function handle (numba-cuda), else
-`cuda.core.launch` (../shared/notes/gpu-path.md).
+`cuda.core.launch`: the first of them the installed Numba / CUDA Python packages provide.
 
 Without a usable GPU/driver the constructor raises a StrataError
 (`numba.cuda.is_available()` is False).

@@ -143,8 +143,6 @@ class Trainer:
 
     def __init__(self, build_loss: Callable[[Graph], Tensor], optimizer: SGD | Adam,
                  init: dict[str, np.ndarray], target: str = "cpu"):
-        import strata
-
         self.module, self.param_names, self.input_names = build_train_step(build_loss, optimizer)
         self.optimizer = optimizer
         self.executable = compile(self.module, target=target, entry="train_step")

@@ -11,13 +11,15 @@ shows every step.
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassOptionInfo, PassPipeline, get_pass_option_infos
+from xdsl.passes import ModulePass, PassOptionInfo, PassPipeline, PassPipelineCallbackType, get_pass_option_infos
 from xdsl.universe import Universe
 from xdsl.utils.arg_spec import parse_pipeline
 
@@ -29,6 +31,7 @@ from strata.lowering.graph_to_tile.lower import LowerGraphToTilePass
 from strata.lowering.tile_to_gpu.lower import LowerTileToGpuPass
 from strata.lowering.tile_to_loops.lower import LowerTileToLoopsPass
 from strata.support.errors import IRError, StrataError
+from strata.support.timing import record, timed
 from strata.transforms.autodiff import AutodiffPass
 from strata.transforms.expand_math import ExpandMathPass
 from strata.transforms.fuse_elementwise import FuseElementwisePass
@@ -136,11 +139,35 @@ def expand_pipelines(spec: str) -> str:
     return ",".join(expanded)
 
 
+def timed_steps(callback: PassPipelineCallbackType | None = None, label: str = "verify") -> PassPipelineCallbackType:
+    """A pipeline callback that calls `callback` and records, into the enclosing
+    `support.timing.recording()` (if any), each pass's time under its name and, after the
+    last pass, the time spent in `callback` under `label` (counted once per pass)."""
+    start, in_callback, passes = time.perf_counter(), 0.0, 0
+
+    def between(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
+        nonlocal start, in_callback, passes
+        now = time.perf_counter()
+        if previous is not None:
+            record(previous.name, now - start)
+            passes += 1
+        if callback is not None:
+            callback(previous, module, following)
+            in_callback += time.perf_counter() - now
+            if following is None and passes:
+                record(label, in_callback, passes)
+        start = time.perf_counter()
+
+    return between
+
+
 def run_pipeline(module: ModuleOp, spec: str) -> None:
     """Apply a comma-separated pass pipeline (xdsl-opt syntax) in place, verifying after
-    each step."""
+    each step; named pipelines run step by step (each step's time is recorded)."""
     try:
-        pipeline = PassPipeline.parse_spec(available_passes(), spec, verify_between)
+        pipeline = PassPipeline.parse_spec(available_passes(), expand_pipelines(spec), timed_steps(verify_between))
+    except StrataError:
+        raise
     except Exception as e:  # xDSL reports unknown passes and bad options as plain exceptions
         raise StrataError(f"invalid pass pipeline '{spec}': {e}") from None
     try:
@@ -149,9 +176,18 @@ def run_pipeline(module: ModuleOp, spec: str) -> None:
         raise
     except Exception as e:
         raise IRError(f"pass pipeline '{spec}' failed: {e}") from None
-    verify(module)
+    with timed("verify"):
+        verify(module)
 
 
 def pass_options(pass_type: type[ModulePass]) -> tuple[PassOptionInfo, ...]:
     """(name, type, default) of each option a pass takes in `-p 'name{option=value}'`."""
     return get_pass_option_infos(pass_type)
+
+
+def pass_description(pass_type: type[ModulePass]) -> str:
+    """The first sentence of the pass's docstring on one line, less pointers to the module
+    docstring (for `strata-opt --list-passes`)."""
+    paragraph = " ".join((pass_type.__doc__ or "").strip().split("\n\n")[0].split())
+    sentence = re.split(r"(?<=\.)\s+(?=[A-Z`])", paragraph)[0]
+    return re.sub(r"\s*\(see (the )?module docstring\)|;\s*see the module docstring", "", sentence)

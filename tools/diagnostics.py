@@ -1,5 +1,5 @@
-"""What the command-line tools share: reading the input module, and turning errors into a
-diagnostic and an exit code."""
+"""What the command-line tools share: reading the input module, turning errors into a
+diagnostic and an exit code, the version line, and the --timing report."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from pathlib import Path
 
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
+import strata
 from strata.support.errors import ExecutionError, StrataError
+from strata.support.timing import Timings
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 
@@ -48,3 +50,14 @@ def _report(tool: str, error: BaseException, code: int, prefix: str = "") -> int
     message = str(error).rstrip() or type(error).__name__
     print(f"{tool}: {prefix}{message}", file=sys.stderr)
     return code
+
+
+def version_line(tool: str) -> str:
+    """What `TOOL --version` prints."""
+    return f"{tool} {strata.__version__}"
+
+
+def print_timings(timings: Timings, total: float) -> None:
+    """The --timing breakdown on stderr: each recorded section, the rest, the total."""
+    for line in timings.report(total):
+        print(line, file=sys.stderr)

@@ -17,10 +17,13 @@ from strata.check import compare
 from strata.support.errors import InputError, StrataError
 from strata.gradcheck import check_gradients
 from strata.support.dtypes import tensor_dtype
+from strata.support.timing import recording
 from strata.runtime.reference.interpreter import argument_label, find_entry
 from strata.runtime.plan_picture import plan_svg
 from strata.targets import target_names
-from strata.tools.diagnostics import EXIT_OK, EXIT_RUNTIME, read_module, run_reporting_errors
+from strata.tools.diagnostics import (
+    EXIT_OK, EXIT_RUNTIME, print_timings, read_module, run_reporting_errors, version_line,
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,12 +37,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--outputs", help="write results to this .npz (result0, result1, ...)")
     p.add_argument("--check", action="store_true", help="compare with the reference")
     p.add_argument("--repeat", type=int, default=1, help="timed runs after one warm-up")
-    p.add_argument("--timing", action="store_true", help="print compile and median run time")
+    p.add_argument("--timing", action="store_true",
+                   help="print compile and median run time; on stderr, where compile time went "
+                   "(each pass, LLVM optimization, JIT)")  # fmt: skip
     p.add_argument("--plan-json", help="write the memory plan as JSON (compiled targets)")
     p.add_argument("--plan-svg", help="draw the memory plan as an SVG picture (compiled targets)")
     p.add_argument("--check-grad", action="store_true",
                    help="check @ENTRY_grad (made by autodiff if missing) against f64 finite "
                    "differences; exit 1 if the worst relative error exceeds 1e-6")  # fmt: skip
+    p.add_argument("--version", action="version", version=version_line("strata-run"))
     return p
 
 
@@ -100,9 +106,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK if report.ok() else EXIT_RUNTIME
 
     pristine = module.clone() if args.check else None  # the reference target's pipeline edits in place
-    start = time.perf_counter()
-    exe = strata.compile(module, target=args.target, entry=args.entry, pipeline=args.pipeline)
-    compile_seconds = time.perf_counter() - start
+    with recording() as compile_timings:
+        start = time.perf_counter()
+        exe = strata.compile(module, target=args.target, entry=args.entry, pipeline=args.pipeline)
+        compile_seconds = time.perf_counter() - start
+    if args.timing:
+        print_timings(compile_timings, compile_seconds)
 
     if args.plan_json:
         Path(args.plan_json).write_text(json.dumps(exe.plan, indent=2))

@@ -11,7 +11,7 @@ from xdsl.dialects import func
 from strata.runtime.reference.interpreter import find_entry
 from strata.targets import emit_kinds, target_for_emit
 from strata.targets.cuda import DEFAULT_ARCH
-from strata.tools.diagnostics import read_module, run_reporting_errors
+from strata.tools.diagnostics import read_module, run_reporting_errors, version_line
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--entry", help="function whose program to translate (default: all)")
     p.add_argument("--arch", default=DEFAULT_ARCH, help="GPU architecture for --emit=ptx")
     p.add_argument("-o", "--output", help="write here instead of stdout")
+    p.add_argument("--version", action="version", version=version_line("strata-translate"))
     return p
 
 

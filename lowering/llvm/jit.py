@@ -16,6 +16,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from strata.support.errors import StrataError
+from strata.support.timing import timed
 
 
 @cache
@@ -67,15 +68,18 @@ class JitModule:
     def __init__(self, llvm_module: ir.Module | str, opt_level: int = 3):
         initialize_llvm()
         self._target_machine = host_target_machine(opt_level)
-        module = parse(str(llvm_module))
+        with timed("llvm parse"):
+            module = parse(str(llvm_module))
         # The optimizer needs the real data layout (vector widths, alignments).
         module.triple = self._target_machine.triple
         module.data_layout = str(self._target_machine.target_data)
-        optimize(module, self._target_machine, opt_level)
+        with timed(f"llvm optimize (O{opt_level})"):
+            optimize(module, self._target_machine, opt_level)
         # Codegen rewrites the IR it compiles, so keep the optimized text first.
         self._optimized_ir = str(module)
-        self._engine = llvm.create_mcjit_compiler(module, self._target_machine)
-        self._engine.finalize_object()
+        with timed("jit (MCJIT finalize)"):
+            self._engine = llvm.create_mcjit_compiler(module, self._target_machine)
+            self._engine.finalize_object()
 
     def function_address(self, name: str) -> int:
         address = self._engine.get_function_address(name)

@@ -1,0 +1,22 @@
+// strata-opt --list-passes: one line per Strata pass and named pipeline (signature with
+// option types and defaults, then the first sentence of its docstring), then xDSL's passes
+// by name.
+// RUN: strata-opt --list-passes | filecheck %s
+// RUN: strata-opt --list-passes | filecheck %s --check-prefix=UPSTREAM
+
+// CHECK-LABEL: Strata passes:
+// CHECK-DAG:   {{^  }}autodiff{checkpoint: str = all} {{ +}}Adds @f_grad for every function marked graph.differentiate.
+// CHECK-DAG:   {{^  }}lower-graph-to-tile{tile_elements: int = 4096, matmul_m: int = 64, {{.*}}} {{ +}}Lower every graph function to a program of tile kernels.
+// CHECK-DAG:   {{^  }}plan-memory{strategy: str = {{[a-z-]+}}, in_place: bool = true} {{ +}}Plan arenas and offsets
+// CHECK-DAG:   {{^  }}token-dce {{ +}}Remove unused tokens and redundant joins.
+// CHECK-DAG:   {{^  }}verify-memory-plan {{ +}}Fail if any program's recorded plan is unsafe.
+// CHECK-LABEL: Strata pipelines
+// CHECK-DAG:   {{^  }}cpu-pipeline{fusion: bool = true} {{.*}} Steps: fuse-patterns, canonicalize, cse, fuse-elementwise, lower-graph-to-tile, token-dce, lower-tile-to-loops, expand-math, plan-memory, verify-memory-plan.
+// CHECK-DAG:   {{^  }}gpu-pipeline{fusion: bool = true} {{.*}} Steps: {{.*}}lower-tile-to-gpu, plan-memory, verify-memory-plan.
+// CHECK-LABEL: Upstream xDSL passes:
+
+// Upstream passes are names only, and Strata's are not repeated among them.
+// UPSTREAM-LABEL: Upstream xDSL passes:
+// UPSTREAM:       {{^  canonicalize$}}
+// UPSTREAM-NOT:   plan-memory
+// UPSTREAM-NOT:   cpu-pipeline
