@@ -101,6 +101,15 @@ def test_run_examples_with_pipeline():
         assert "MISMATCH" not in result.stdout
 
 
+def test_run_pipeline_runs_before_the_entry_is_looked_up(matmul_file):
+    # autodiff adds @f_grad (the product and the gradients of x and w), checked against the reference.
+    text = matmul_file.read_text()
+    matmul_file.write_text(text.replace(") -> tensor<4x3xf32> {", ") -> tensor<4x3xf32> attributes {graph.differentiate} {", 1))
+    result = run_tool("strata-run", str(matmul_file), "-p", "autodiff", "--entry", "f_grad", "--check")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count(" ok") == 3
+
+
 def test_run_wrong_input_shape_names_argument(matmul_file, tmp_path):
     np.savez(tmp_path / "in.npz", arg1=np.zeros((3, 8), np.float32))
     result = run_tool("strata-run", str(matmul_file), "--inputs", str(tmp_path / "in.npz"))
