@@ -35,33 +35,36 @@ How tiles map to threads:
   evaluates a tile expression at elements t, t + block, ... (last tile axis fastest, so a
   warp touches contiguous memory). With at most UNROLL_LIMIT elements per thread this is
   straight-line code whose element values stay available to the rest of the region (loads
-  of one tile position and maps with the same body share them: see `thread_loop`);
-  otherwise a thread loop. All stores of a kernel that share a tile position are emitted
-  together and compute every value before the first store (in-place kernels).
+  of one tile position and maps with the same body share them: see `thread_loop` in
+  threads.py and element_keys.py); otherwise a thread loop. All stores of a kernel that
+  share a tile position are emitted together and compute every value before the first
+  store (in-place kernels: `store_group` in kernel.py).
 - **Shared-memory tiles** (`memref.alloca` in memory space 3): reduction partials and
   results, loop-carried tiles, mma operands. Their writes are cooperative.
-- **Reductions** (`tile.reduce`, tile_to_gpu_ops): over rows at least a block long, each
-  thread folds its elements, a `shfl.sync.bfly` butterfly combines the warp and the warps'
+- **Reductions** (`tile.reduce`, ops.py): over rows at least a block long, each thread
+  folds its elements, a `shfl.sync.bfly` butterfly combines the warp and the warps'
   partials stay in shared memory until read (`PartialsTile`); otherwise each output element
   gets a group of G lanes (a power of two, G = block / outputs, at most the reduced extent)
   that fold strided slices, combine within the warp, and across warps in a scratch row.
-- **mma** (tile_to_gpu_mma): a and b are staged k-major in shared memory; each thread owns
-  an RM x RN micro-tile of the accumulator, kept in registers through the kernel's k loop
-  and the epilogue (`RegisterTile`), and runs the k loop with `fma`.
-- **Barriers** are placed from the dependencies between accesses, not after every write.
-  Every shared access is recorded with its thread mapping: *owned* when the thread touches
-  exactly its own element of a tile of the code's shape (so the same thread wrote it), else
-  *crossing*. A barrier goes in front of the first access that reads what another thread
+- **mma** (mma.py): a and b are staged k-major in shared memory; each thread owns an
+  RM x RN micro-tile of the accumulator (`MicroTiles`), kept in registers through the
+  kernel's k loop and the epilogue (`RegisterTile`), and runs the k loop with `fma`.
+- **Barriers** (barriers.py) are placed from the dependencies between accesses, not after
+  every write. Every shared access is recorded with its thread mapping: *owned* when the
+  thread touches exactly its own element of a tile of the code's shape (so the same thread
+  wrote it), else *crossing*. A barrier goes in front of the first access that reads what another thread
   wrote (RAW) or writes what another thread read or wrote (WAR/WAW), at the uniform level,
   and one barrier settles every pending access; a loop body ends with one when what is
   pending conflicts with the next iteration's first accesses. Global memory joins this
   bookkeeping only where tokens order it: a buffer loaded with a token that follows a store
-  to that buffer (`ordered_buffers`) has its stores and loads checked like shared ones. `{barriers = "naive"}` instead puts
-  a barrier after every piece of block code that writes (shared, or token-ordered global)
-  memory, and before it when anything is pending, for comparison (FileCheck).
+  to that buffer (`ordered_buffers`) has its stores and loads checked like shared ones.
+  `{barriers = "naive"}` instead puts a barrier after every piece of block code that writes
+  (shared, or token-ordered global) memory, and before it when anything is pending, for
+  comparison (FileCheck).
 - **tile.check** stores 1 into a trailing `memref<1xi32>` status argument (the runtime
   raises the kernel's `tile.error` message); execution continues with clamped indices, so
-  no thread leaves early and no barrier is skipped (seed 004 §5.8).
+  that no thread leaves early and no barrier is skipped: a `bar.sync` that not all threads
+  of the block reach deadlocks or is undefined.
 
 Shared memory per kernel is limited to 48 KiB (static shared memory); a kernel that needs
 more is reported with its name and size.

@@ -20,8 +20,9 @@ from xdsl.ir import SSAValue
 
 from strata.dialects import tile
 from strata.dialects.graph_base import is_float
-from strata.lowering.tile_to_gpu.tiles import MicroTiles, RegisterTile, cell_values, register_tile_in
 from strata.lowering.tile_to_gpu.kernel import GPU_LOWERINGS, GpuKernelLowering
+from strata.lowering.tile_to_gpu.threads import MicroTiles
+from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values, register_tile_in
 from strata.lowering.tile_to_loops.kernel import BufferTile, LoadedTile, Tile
 from strata.lowering.tile_to_loops.mma import yielded_in_place
 

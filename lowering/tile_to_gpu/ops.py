@@ -1,6 +1,6 @@
 """lower-tile-to-gpu for tile.reduce (warp shuffles) and scf.for
-(loop-carried tiles in shared memory or registers); tile.mma is in tile_to_gpu_mma. See
-tile_to_gpu's module docstring for the design.
+(loop-carried tiles in shared memory or registers); tile.mma is in mma.py. See lower.py's
+module docstring for the design.
 """
 
 from __future__ import annotations
@@ -25,15 +25,9 @@ from strata.dialects import tile, token
 from strata.dialects.graph_base import is_float
 from strata.support.errors import StrataError
 from strata.lowering.tile_builder import next_power_of_two, previous_power_of_two
+from strata.lowering.tile_to_gpu.kernel import GPU_LOWERINGS, NVVM_PREFIX, WARP, GpuKernelLowering
+from strata.lowering.tile_to_gpu.threads import RegionValues
 from strata.lowering.tile_to_gpu.tiles import PartialsTile, RegisterTile, carried_in_registers, cell_values, register_tile_in
-from strata.lowering.tile_to_gpu.kernel import (
-    GPU_LOWERINGS,
-    NVVM_PREFIX,
-    WARP,
-    GpuKernelLowering,
-    LoopHead,
-    RegionValues,
-)
 from strata.lowering.tile_to_loops.kernel import REASSOCIATE, REDUCTION_COMBINERS, reduction_identity, BufferTile, static_value
 
 FULL_MASK = -1
@@ -212,7 +206,7 @@ def _reduce_in_groups(k: GpuKernelLowering, op: tile.ReduceOp) -> None:
         if scratch is not None:
             warp, first_lane = warp_position(k)
             k.guarded(first_lane, lambda: k.emit(memref.StoreOp.get(partial, scratch, [warp])))
-            k.barrier(settle=False)
+            k.barriers.barrier(settle=False)
             warps = lanes // WARP
             has_partial = k.emit(arith.CmpiOp(lane, k.index(warps), "ult"))
             slot = k.add(k.mul(group, k.index(warps)), k.emit(arith.MinUIOp(lane, k.index(warps - 1))))
@@ -223,7 +217,7 @@ def _reduce_in_groups(k: GpuKernelLowering, op: tile.ReduceOp) -> None:
         k.note_write(buffer, out_indices, None)
         k.guarded(k.all_of([leader, *valid]), lambda: k.emit(memref.StoreOp.get(partial, buffer, out_indices)))
         if scratch is not None and outputs > groups:
-            k.barrier(settle=False)  # the scratch row is reused by the next round of outputs
+            k.barriers.barrier(settle=False)  # the scratch row is reused by the next round of outputs
         k.emit(scf.YieldOp())
 
     block, accesses = k.block_code(per_thread)
@@ -265,7 +259,6 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
         buffer = k.materialize(start, t.get_shape(), t.element_type)
         k.values[arg] = k.iter_buffers[arg] = buffer
         carried.append(buffer)
-    entry_state = k.pending.copy()
     block = Block(arg_types=[IndexType(), *(v.type for v in initial)])
     k.values[body.args[0]] = block.args[0]
     cells = iter(block.args[1:])
@@ -275,8 +268,7 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
     outer, k.cursor = k.cursor, block
     outer_region, k.region = k.region, RegionValues()
     runs = None not in bounds and bounds[0] < bounds[1]
-    heads_open = [head.before_first_barrier for head in k.loop_heads]
-    k.loop_heads.append(LoopHead())
+    entry = k.barriers.enter_loop()
     k.lower_region(body)
     yielded: list[SSAValue] = []
     for value, slot in zip(body.last_op.operands, carried):
@@ -287,17 +279,12 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
             if register_tile_in(produced) is not None:
                 produced = k.spill(produced, value.type.get_shape(), value.type.element_type)
             k.copy_into(produced, slot.buffer, slot.extents)
-    head = k.loop_heads.pop()
-    if k.pending and (k.naive_barriers or k.pending.conflicts(head.accesses)):
-        k.barrier()
+    k.barriers.end_loop_body()
     k.emit(scf.YieldOp(*yielded))
     k.cursor, k.region = outer, outer_region
     loop = k.emit(scf.ForOp(k.values[op.lb], k.values[op.ub], k.values[op.step], initial, Region(block)))
     k.forget_region_values()  # the loop rewrote its carried tiles
-    if not runs:  # a loop that may run no iteration leaves the entry state, and opens no barrier
-        k.pending.merge(entry_state)
-        for outer_head, was_open in zip(k.loop_heads, heads_open):
-            outer_head.before_first_barrier = was_open
+    k.barriers.leave_loop(entry, always_runs=runs)
     results = iter(loop.owner.results if loop is not None else ())
     for result, slot in zip(op.results, carried):
         if isinstance(slot, RegisterTile):
