@@ -399,7 +399,7 @@ def test_bf16_rounding_matches_ml_dtypes():
     import ml_dtypes
     from llvmlite import ir
 
-    from strata.lowering.llvm.translate import FLOAT
+    from strata.lowering.llvm.types import FLOAT
     from strata.lowering.nvvm.translate import NvvmFunctionEmitter
     from strata.lowering.llvm.jit import JitModule
 

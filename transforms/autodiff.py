@@ -1,4 +1,4 @@
-"""`autodiff`: reverse-mode differentiation of graph functions (spec/interfaces.md).
+"""`autodiff`: reverse-mode differentiation of graph functions (contract: docs/interfaces.md).
 
 For each `func.func @f` carrying the unit attribute `graph.differentiate`, adds
 
@@ -8,7 +8,7 @@ For each `func.func @f` carrying the unit attribute `graph.differentiate`, adds
 @f_grad is ordinary graph IR: a clone of f's body (the forward part), then the backward
 part, built by walking the forward ops in reverse (a reverse topological order, SSA order
 being topological) and applying each op's VJP rule from the per-op registry
-(transforms/vjp_rules.py). Cotangents reaching a value along several paths are summed
+(transforms/vjp_rules_*.py). Cotangents reaching a value along several paths are summed
 with graph.add; a value that does not depend on a float argument gets no cotangent, so
 nothing is computed for it (dead-gradient elimination), and backward ops whose results
 end up unused are erased. A float argument no cotangent reaches gets zeros.
@@ -52,7 +52,9 @@ from xdsl.utils.exceptions import DiagnosticException
 from strata.dialects import graph
 from strata.dialects.graph_base import is_float
 from strata.dialects.opinfo import op_info
-from strata.transforms.vjp_rules import GraphEmitter, VjpContext
+# The rule modules are imported for their registrations (register_vjp).
+from strata.transforms import vjp_rules_elementwise, vjp_rules_nn, vjp_rules_reductions, vjp_rules_shape  # noqa: F401
+from strata.transforms.vjp_context import GraphEmitter, VjpContext
 
 DIFFERENTIATE = "graph.differentiate"
 CHECKPOINT = "graph.checkpoint"

@@ -1,4 +1,4 @@
-"""Barrier safety of generated PTX (seed 004 §5.8): no thread may leave, or skip a barrier,
+"""Barrier safety of generated PTX: no thread may leave, or skip a barrier,
 while others of its block wait at `bar.sync`.
 
 For each `.entry` the checker builds the control-flow graph of the PTX (labels, `bra`,

@@ -1,7 +1,8 @@
 """GPU kernel functions (lower-tile-to-gpu) → NVVM IR text → PTX through libNVVM.
 
-CUDA 13's libNVVM reads textual IR for compute_90 and older with an LLVM 7 reader
-(../shared/notes/gpu-path.md), so the IR is built with llvmlite in its typed-pointer mode:
+CUDA 13's libNVVM reads textual IR for compute_90 and older with an LLVM 7 reader, which
+knows only typed pointers (`float addrspace(1)*`, no opaque `ptr`; xDSL's LLVM conversion
+emits opaque pointers only), so the IR is built with llvmlite in its typed-pointer mode:
 
 - a `memref<N x T>` argument is a `T addrspace(1)*` (global memory; i1 as i8), `noalias`
   unless plan-memory runs the kernel in place (`tile.aliased`); `index` is i64;
@@ -13,11 +14,11 @@ CUDA 13's libNVVM reads textual IR for compute_90 and older with an LLVM 7 reade
   calls the intrinsic;
 - a `memref.alloca` in memory space 3 (shared memory) is an internal `addrspace(3)` global.
 
-The op translation is loops_to_llvm's: `NvvmFunctionEmitter` subclasses its
+The op translation is the CPU's (lowering/llvm/): `NvvmFunctionEmitter` subclasses its
 `FunctionEmitter` and uses its `HANDLERS` table, overriding only what the LLVM 7 reader
 or the NVPTX backend does not take:
 
-| loops_to_llvm emits | here |
+| lowering/llvm emits | here |
 | --- | --- |
 | `fneg` (LLVM 8) | `fsub -0.0, x` |
 | `llvm.maximum/minimum` (LLVM 8) | `llvm.maxnum/minnum` + NaN select (NaN-propagating) |
@@ -55,23 +56,11 @@ from xdsl.dialects.builtin import BFloat16Type, IntegerAttr, MemRefType, ModuleO
 from xdsl.ir import Operation
 
 from strata.support.errors import StrataError
-from strata.lowering.llvm.translate import (
-    DOUBLE,
-    FLOAT,
-    HALF,
-    HANDLERS,
-    FunctionEmitter,
-    UnsupportedType,
-    add_function_attributes,
-    alloca,
-    constant,
-    load,
-    store,
-    fastmath_flags,
-    memory_type,
-    scalar_type,
-    static_shape,
-)
+from strata.lowering.llvm.arith_math import constant, fastmath_flags
+from strata.lowering.llvm.emitter import HANDLERS, FunctionEmitter
+from strata.lowering.llvm.memref_scf_func import alloca, load, store
+from strata.lowering.llvm.translate import add_function_attributes
+from strata.lowering.llvm.types import DOUBLE, FLOAT, HALF, UnsupportedType, memory_type, scalar_type, static_shape
 from strata.lowering.nvvm.ptx_checks import check_barriers
 from strata.lowering.tile_to_gpu.kernel import NVVM_PREFIX, SHARED_MEMORY_SPACE, gpu_kernels
 
@@ -95,7 +84,7 @@ LIBDEVICE_FUNCTIONS = {
 
 
 def fail(message: str) -> StrataError:
-    return StrataError(f"loops-to-nvvm: {message}")
+    return StrataError(f"nvvm translation: {message}")
 
 
 I16 = ir.IntType(16)
@@ -113,7 +102,7 @@ def pointer_type(memref_type: MemRefType) -> ir.Type:
 
 
 class NvvmFunctionEmitter(FunctionEmitter):
-    """loops_to_llvm's emitter with the NVVM overrides of NVVM_HANDLERS and libdevice math."""
+    """The LLVM translation's emitter with the NVVM overrides of NVVM_HANDLERS and libdevice math."""
 
     def __init__(self, llvm_function: ir.Function, functions: dict[str, ir.Function]):
         super().__init__(llvm_function, functions)
@@ -388,7 +377,7 @@ def compile_ptx(nvvm_ir: str, arch: str = "sm_90") -> str:
 def module_to_ptx(module: ModuleOp, arch: str = "sm_90") -> tuple[str, str]:
     """(NVVM IR text, PTX) for the GPU kernels of a lowered module, ("", "") when it has
     none (a program that launches nothing); the PTX has passed the barrier-safety check
-    (ptx_barriers), else a StrataError lists the violations."""
+    (nvvm/ptx_checks.py), else a StrataError lists the violations."""
     compute_arch(arch)
     if not gpu_kernels(module):
         return "", ""

@@ -2,7 +2,7 @@
 
 Input: the tile level (`fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile,
 token-dce`). Output: loops-level functions (scf/memref/arith/math/func) marked `gpu.kernel`,
-which loops-to-nvvm translates to NVVM IR.
+which the NVVM translation (lowering/nvvm/translate.py) turns into NVVM IR.
 
 Before (see lower-tile-to-loops for the full tile form):
 

@@ -1,6 +1,8 @@
 """The CPU kernel lowering: the tiles of a kernel (loaded, mapped, broadcast, …), the
 `KernelLowering` that turns one tile.kernel into a loop-nest function, and the per-op
-lowerings in LOWERINGS (tile.mma's is added by mma.py). lower.py is the pass.
+lowerings in LOWERINGS that lower-tile-to-gpu shares (views, loads, broadcasts, iotas,
+checks, gathers, tokens). ops.py adds the CPU's own (store, map, reduce, scf.for: the GPU
+lowering has its own for these), mma.py tile.mma's. lower.py is the pass.
 
 Tiles are not materialized unless they must be: a store evaluates the tile expression
 (loads, map bodies, broadcasts) element by element inside one loop nest, so a fused
@@ -373,20 +375,6 @@ def _load(k: KernelLowering, op: tile.LoadViewTkoOp) -> None:
     k.values[op.result_token] = None
 
 
-def _store(k: KernelLowering, op: tile.StoreViewTkoOp) -> None:
-    partition: Partition = k.values[op.view]
-    origin = k.origin(partition, op.indices)
-    value = k.tile_of(op.tile)
-
-    def store_element(indices: list[SSAValue]) -> None:
-        element = k.read(value, indices)
-        offset = k.element_offset(partition.view, origin, indices)
-        k.emit(memref.StoreOp.get(element, partition.buffer, [offset]))
-
-    k.loop_nest(k.valid_extents(partition, origin), store_element)
-    k.values[op.result_token] = None
-
-
 def mapped_tile(k: KernelLowering, op: tile.MapOp) -> MappedTile:
     """The lazy tile of a map: its extent is where all of its inputs are valid."""
     inputs = [k.tile_of(v) for v in op.inputs]
@@ -397,13 +385,6 @@ def mapped_tile(k: KernelLowering, op: tile.MapOp) -> MappedTile:
     else:
         extents = [k.index(d) for d in op.result.type.get_shape()]
     return MappedTile(op, inputs, extents)
-
-
-def _map(k: KernelLowering, op: tile.MapOp) -> None:
-    mapped = mapped_tile(k, op)
-    if op.result.has_more_than_one_use():
-        mapped = k.materialize(mapped, op.result.type.get_shape(), op.result.type.element_type)
-    k.values[op.result] = mapped
 
 
 def _iota(k: KernelLowering, op: tile.IotaOp) -> None:
@@ -453,32 +434,6 @@ def reduction_identity(element_type, kind: str) -> FloatAttr | IntegerAttr:
     return IntegerAttr({"sum": 0, "max": -(2 ** (width - 1)), "min": 2 ** (width - 1) - 1}[kind], element_type)
 
 
-def _reduce(k: KernelLowering, op: tile.ReduceOp) -> None:
-    source = k.tile_of(op.input)
-    element_type = op.result.type.element_type
-    axes = set(op.axes.get_values())
-    float_op, int_op = REDUCTION_COMBINERS[op.kind.data]
-    init = reduction_identity(element_type, op.kind.data)
-    shape = op.result.type.get_shape()
-    buffer = k.emit_alloca(shape, element_type)
-    one = k.index(1)
-    out_extents = [one if a in axes else e for a, e in enumerate(source.extents)]
-    # The whole buffer, not only the valid extent: loop-carried copies read all of it.
-    full = [k.index(d) for d in shape]
-    k.loop_nest(full, lambda idx: k.emit(memref.StoreOp.get(k.emit(arith.ConstantOp(init)), buffer, idx)))
-
-    def accumulate(indices: list[SSAValue]) -> None:
-        zero = k.index(0)
-        target = [zero if a in axes else i for a, i in enumerate(indices)]
-        current = k.emit(memref.LoadOp.get(buffer, target))
-        element = k.read(source, indices)
-        combined = k.emit(float_op(current, element, REASSOCIATE) if is_float(element_type) else int_op(current, element))
-        k.emit(memref.StoreOp.get(combined, buffer, target))
-
-    k.loop_nest(source.extents, accumulate)
-    k.values[op.result] = BufferTile(buffer, out_extents)
-
-
 def static_value(value: SSAValue) -> int | None:
     """The value of an index constant, or None if it is computed at run time."""
     owner = value.owner
@@ -491,63 +446,18 @@ def same_extent(a: SSAValue, b: SSAValue) -> bool:
     return a is b or (static_value(a) is not None and static_value(a) == static_value(b))
 
 
-def _for(k: KernelLowering, op: scf.ForOp) -> None:
-    """Loop-carried tiles live in stack buffers; carried tokens vanish (no CPU order)."""
-    for v in op.iter_args:
-        if not isinstance(v.type, tile.TileType | token.TokenType):
-            raise StrataError(
-                f"lower-tile-to-loops: @{k.kernel.sym_name.data}: scf.for may only carry tiles "
-                f"and tokens, not {v.type}"
-            )
-    body = op.body.block
-    carried = []
-    for init, arg, result in zip(op.iter_args, body.args[1:], op.results):
-        t = arg.type
-        if isinstance(t, token.TokenType):
-            k.values[arg] = k.values[result] = None
-            carried.append(None)
-            continue
-        buffer = k.materialize(k.tile_of(init), t.get_shape(), t.element_type)
-        k.values[arg] = buffer
-        k.iter_buffers[arg] = buffer
-        carried.append(buffer)
-    block = Block(arg_types=[IndexType()])
-    k.values[body.args[0]] = block.args[0]
-    outer, k.cursor = k.cursor, block
-    for inner in body.ops:
-        if isinstance(inner, scf.YieldOp):
-            for value, buffer in zip(inner.arguments, carried):
-                if buffer is None:
-                    continue
-                produced = k.tile_of(value)
-                if not (isinstance(produced, BufferTile) and produced.buffer is buffer.buffer):
-                    k.copy_into(produced, buffer.buffer, buffer.extents)
-            k.emit(scf.YieldOp())
-        else:
-            k.lower_op(inner)
-    k.cursor = outer
-    k.emit(scf.ForOp(k.values[op.lb], k.values[op.ub], k.values[op.step], [], Region(block)))
-    for result, buffer in zip(op.results, carried):
-        if buffer is not None:
-            k.values[result] = buffer
-
-
 LOWERINGS: dict[type[Operation], Callable[[KernelLowering, Operation], None]] = {
     tile.ProgramIdOp: _program_id,
     tile.MakeTensorViewOp: _tensor_view,
     tile.MakePartitionViewOp: _partition_view,
     tile.LoadViewTkoOp: _load,
-    tile.StoreViewTkoOp: _store,
-    tile.MapOp: _map,
     tile.BroadcastOp: _broadcast,
     tile.IotaOp: _iota,
     tile.CheckOp: _check,
     tile.GatherOp: _gather,
-    tile.ReduceOp: _reduce,
     tile.ReturnOp: lambda k, op: None,
     token.MakeOp: _no_runtime_value,
     token.JoinOp: _no_runtime_value,
-    scf.ForOp: _for,
 }
 
 

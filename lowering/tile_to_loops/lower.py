@@ -37,7 +37,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from strata.dialects import tile
-from strata.lowering.tile_to_loops import mma  # noqa: F401  (registers tile.mma's lowering)
+# ops and mma are imported for their registrations in LOWERINGS.
+from strata.lowering.tile_to_loops import mma, ops  # noqa: F401
 from strata.lowering.tile_to_loops.kernel import KernelLowering
 
 
