@@ -52,9 +52,16 @@ from strata.support.errors import ExecutionError, InputError, StrataError, Targe
 from strata.lowering.nvvm.translate import ARCHES, module_to_ptx
 from strata.lowering.tile_to_gpu.kernel import gpu_kernels
 from strata.runtime.program import LoweredProgram, planned_view
+from strata.support.dtypes import NUMPY_DTYPES, tensor_dtype
 
 _MODULES: dict[tuple[int, str], object] = {}
 """Loaded CUDA modules by (context handle, PTX hash)."""
+
+
+def copied_as(dtype: np.dtype) -> np.dtype:
+    """The dtype device memory holds and is copied as: bf16 as its uint16 bits, since
+    Numba's host/device copies go through the buffer protocol, which has no bf16."""
+    return np.dtype(np.uint16) if dtype == NUMPY_DTYPES["bf16"] else np.dtype(dtype)
 
 
 def cuda_available() -> bool:
@@ -223,11 +230,14 @@ class CudaExecutable:
             name: cuda.device_array(size, dtype=np.uint8) for name, size in self.plan["arenas"].items() if size
         }
         inputs = self.lowered.inputs
-        self.inputs = [cuda.device_array(max(1, math.prod(shape)), dtype=dtype) for shape, dtype in zip(inputs.shapes, inputs.dtypes)]
+        self.inputs = [
+            cuda.device_array(max(1, math.prod(shape)), dtype=copied_as(dtype)) for shape, dtype in zip(inputs.shapes, inputs.dtypes)
+        ]
         self.status = cuda.to_device(np.zeros(1, np.int32))
         self.checks: list[str] = []
         buffers, bound, self.results = self.lowered.bind(self._planned_view)
         self.storage = [*self.inputs, *buffers]
+        self.result_dtypes = [tensor_dtype(t) for t in self.lowered.signature.function_type.outputs.data]
         launches = []
         for op, slots in bound:
             name = op.kernel.string_value()
@@ -252,7 +262,7 @@ class CudaExecutable:
         ]  # fmt: skip
 
     def _planned_view(self, op: tile.BufferOp):
-        view, init = planned_view(op, self.arenas)
+        view, init = planned_view(op, self.arenas, copied_as)
         if init is not None:
             view.copy_to_device(init)
         return view
@@ -267,14 +277,16 @@ class CudaExecutable:
                 pointers[i] = self.input_pointers[i]
                 flat = np.ascontiguousarray(array).reshape(-1)
                 if flat.size:
-                    self.inputs[i].copy_to_device(flat)
+                    self.inputs[i].copy_to_device(flat.view(copied_as(flat.dtype)))
                 continue
             device = self._device_input(i, arg)
             pointers[i] = device.pointer
             if i in self.results:
                 # The program returns this input as it is: its result is read from the bound
                 # input buffer, so the device array is copied there (device to device).
-                self.inputs[i].copy_to_device(self.cuda.from_cuda_array_interface(device.interface, owner=device.owner))
+                source = self.cuda.from_cuda_array_interface(device.interface, owner=device.owner)
+                if math.prod(device.shape):
+                    self.inputs[i].copy_to_device(source.reshape(math.prod(device.shape)).view(copied_as(device.dtype)))
                 pointers[i] = self.input_pointers[i]
         if pointers != self.pointers:
             self.pointers = pointers
@@ -315,15 +327,15 @@ class CudaExecutable:
         self.launch()
         self.check_status()
         return tuple(
-            self.storage[slot][: max(1, math.prod(shape))].reshape(shape)
-            for slot, shape in zip(self.results, self.lowered.result_shapes)
+            self.storage[slot][: max(1, math.prod(shape))].reshape(shape).view(dtype)
+            for slot, shape, dtype in zip(self.results, self.lowered.result_shapes, self.result_dtypes)
         )
 
     def get_results(self) -> tuple[np.ndarray, ...]:
         self.check_status()
         outputs = []
-        for slot, shape in zip(self.results, self.lowered.result_shapes):
-            host = self.storage[slot].copy_to_host()
+        for slot, shape, dtype in zip(self.results, self.lowered.result_shapes, self.result_dtypes):
+            host = self.storage[slot].copy_to_host().view(dtype)
             outputs.append(host[: math.prod(shape)].reshape(shape))
         return tuple(outputs)
 

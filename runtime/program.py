@@ -61,11 +61,15 @@ class LoweredProgram:
         return buffers, launches, results
 
 
-def planned_view(op: tile.BufferOp, arenas: dict) -> tuple[object, np.ndarray | None]:
+def planned_view(
+    op: tile.BufferOp, arenas: dict, storage: Callable[[np.dtype], np.dtype] = np.dtype
+) -> tuple[object, np.ndarray | None]:
     """The buffer's view of its arena at its planned offset (numpy or device arrays alike),
-    and the constant it starts with, if any."""
+    and the constant it starts with, if any; both of dtype `storage(element dtype)` (a
+    dtype of the same size whose bits are the elements')."""
     dtype = numpy_dtype(op.result.type.element_type)
+    stored = storage(dtype)
     arena, offset, count = placement(op)
-    view = arenas[arena][offset : offset + count * dtype.itemsize].view(dtype)
-    init = None if op.init is None else np.ascontiguousarray(dense_to_numpy(op.init).reshape(-1), dtype=dtype)
+    view = arenas[arena][offset : offset + count * dtype.itemsize].view(stored)
+    init = None if op.init is None else np.ascontiguousarray(dense_to_numpy(op.init).reshape(-1), dtype=dtype).view(stored)
     return view, init
