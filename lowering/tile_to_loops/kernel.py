@@ -2,14 +2,8 @@
 `KernelLowering` that turns one tile.kernel into a loop-nest function, and the per-op
 lowerings in LOWERINGS that lower-tile-to-gpu shares (views, loads, broadcasts, iotas,
 checks, gathers, tokens). ops.py adds the CPU's own (store, map, reduce, scf.for: the GPU
-lowering has its own for these), mma.py tile.mma's. lower.py is the pass.
-
-Tiles are not materialized unless they must be: a store evaluates the tile expression
-(loads, map bodies, broadcasts) element by element inside one loop nest, so a fused
-elementwise kernel reads each input once. Reductions, mma accumulators and tiles used
-twice live in stack buffers (`memref.alloca`, no heap allocation). Loops run over each
-tile's valid extent, so edge tiles need no masks. Tokens impose no extra order on the CPU:
-loops execute in program order, which every token order respects.
+lowering has its own for these), mma.py tile.mma's. lower.py is the pass and says how
+tiles become loops (lazily, evaluated element by element where they are stored).
 """
 
 from __future__ import annotations
