@@ -2,7 +2,7 @@
 //
 // Invalid tile- and token-dialect IR: one split-input-file chunk per verifier rule of
 // dialects/tile_types.py (TileType / TensorViewType / PartitionViewType.verify),
-// dialects/tile.py (each op's verify_ and constraints) and dialects/token.py. Every chunk
+// dialects/tile_{program,memory,compute}.py (each op's verify_ and constraints) and dialects/token.py. Every chunk
 // must produce exactly the diagnostic its CHECK line names; each CHECK matches only its
 // own chunk's diagnostic. Type errors are raised while the type is parsed, so their
 // diagnostic is the bare message (no location, no op name).
