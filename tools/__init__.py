@@ -1,0 +1,1 @@
+"""The command-line programs: strata-opt, strata-run, strata-translate."""
