@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassOptionInfo, PassPipeline, PassPipelineCallbackType, get_pass_option_infos
 from xdsl.universe import Universe
 from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError
 
 from strata.dialects.context import make_context, verify
 
@@ -100,11 +101,25 @@ def strata_passes() -> dict[str, PassFactory]:
     return {**STRATA_PASSES, **{name: (lambda p=p: p) for name, p in PIPELINES.items()}}
 
 
+UPSTREAM_PASSES = ("canonicalize", "cse", "dce", "licm")
+"""xDSL's passes that a pipeline may name next to Strata's: rewrites of the dialects
+Strata's levels use. The others stay out: some run other programs (`mlir-opt` runs any
+executable it is given) and most expect dialects Strata never produces."""
+
+
 def available_passes() -> dict[str, PassFactory]:
-    """xDSL's upstream passes and Strata's, by name."""
-    passes = dict(Universe.get_multiverse().all_passes)
+    """The passes a pipeline may name: Strata's and the vetted UPSTREAM_PASSES of xDSL."""
+    upstream = Universe.get_multiverse().all_passes
+    passes = {name: upstream[name] for name in UPSTREAM_PASSES if name in upstream}
     passes.update(strata_passes())
     return passes
+
+
+def one_line(error: BaseException) -> str:
+    """xDSL's parse errors span several lines (the spec, a caret, the message): the last
+    non-empty one says what is wrong."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[-1] if lines else type(error).__name__
 
 
 def split_spec(spec: str) -> list[str]:
@@ -123,8 +138,10 @@ def expand_pipelines(spec: str) -> str:
     """`spec` with each named pipeline replaced by the steps it runs (recursively)."""
     try:
         parsed = list(parse_pipeline(spec))
-    except Exception as e:  # xDSL reports bad specs as plain exceptions
-        raise StrataError(f"invalid pass pipeline '{spec}': {e}") from None
+    except (Exception, ArgSpecParseError) as e:  # the latter is a BaseException
+        raise StrataError(f"invalid pass pipeline '{spec}': {one_line(e)}") from None
+    if spec.strip() and len(parsed) != len(split_spec(spec)):
+        raise StrataError(f"invalid pass pipeline '{spec}': expected pass names separated by commas")
     expanded = []
     for step, text in zip(parsed, split_spec(spec)):
         pipeline = PIPELINES.get(step.name)
@@ -133,8 +150,8 @@ def expand_pipelines(spec: str) -> str:
             continue
         try:
             instance = pipeline.from_pass_spec(step)
-        except Exception as e:
-            raise StrataError(f"invalid pass pipeline '{spec}': {e}") from None
+        except (Exception, ArgSpecParseError) as e:
+            raise StrataError(f"invalid pass pipeline '{spec}': {one_line(e)}") from None
         expanded.append(expand_pipelines(instance.steps()))
     return ",".join(expanded)
 
@@ -168,8 +185,8 @@ def run_pipeline(module: ModuleOp, spec: str) -> None:
         pipeline = PassPipeline.parse_spec(available_passes(), expand_pipelines(spec), timed_steps(verify_between))
     except StrataError:
         raise
-    except Exception as e:  # xDSL reports unknown passes and bad options as plain exceptions
-        raise StrataError(f"invalid pass pipeline '{spec}': {e}") from None
+    except (Exception, ArgSpecParseError) as e:  # unknown passes, bad options
+        raise StrataError(f"invalid pass pipeline '{spec}': {one_line(e)}") from None
     try:
         pipeline.apply(make_context(), module)
     except StrataError:

@@ -260,3 +260,27 @@ def test_translate_entry_picks_one_program(tmp_path):
     assert "f_exp_0" in both.stdout and "g_tanh_0" in both.stdout
     assert "g_tanh_0" in only_g.stdout and "f_exp_0" not in only_g.stdout
     assert_diagnostic(run_tool("strata-translate", str(path), "--emit=llvm-ir", "--entry", "h"), 2, "no function @h")
+
+
+@pytest.mark.parametrize("tool", ["strata-run", "strata-opt"])
+@pytest.mark.parametrize(
+    "spec, fragment",
+    [
+        ("canonicalize{", "Expected argument name here"),
+        (",,,", "Expected pass name here"),
+        ("canonicalize,,cse", "Expected pass name here"),
+        ('mlir-opt{executable="sh" arguments="-c","echo ran"}', "Unrecognized passes: ['mlir-opt']"),
+    ],
+)
+def test_malformed_or_unvetted_pipelines_are_diagnostics(matmul_file, tool, spec, fragment):
+    result = run_tool(tool, str(matmul_file), "-p", spec)
+    assert_diagnostic(result, 2, fragment)
+    assert "ran" not in result.stdout
+
+
+def test_the_api_reports_a_bad_pipeline_as_a_strata_error():
+    # xDSL's spec parser raises a BaseException subclass; the API turns it into an Exception.
+    with pytest.raises(strata.StrataError, match="invalid pass pipeline 'canonicalize{'"):
+        strata.compile(MATMUL, pipeline="canonicalize{")
+    with pytest.raises(strata.StrataError, match="mlir-opt"):
+        strata.compile(MATMUL, pipeline="mlir-opt")

@@ -21,7 +21,7 @@ from strata.dialects.context import STRATA_DIALECTS, LocatingParser, verificatio
 from strata.support.timing import recording
 from strata.targets.passes import (
     PIPELINES, STRATA_PASSES, expand_pipelines, pass_description, pass_options, split_spec,
-    strata_passes, timed_steps,
+    available_passes, timed_steps,
 )  # fmt: skip
 from strata.tools.diagnostics import print_timings, run_reporting_errors, version_line
 
@@ -44,8 +44,8 @@ class StrataOptMain(xDSLOptMain):
                 self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self):
-        super().register_all_passes()
-        for name, factory in strata_passes().items():
+        # Not xDSL's whole list: only what targets.passes vets (no pass that runs a program).
+        for name, factory in available_passes().items():
             self.register_pass(name, factory)
 
     def register_all_targets(self):
