@@ -20,14 +20,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import math
+
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from strata.dialects import graph
 from strata.dialects.graph_base import ShapeError, shape_of, tensor
-from strata.support.errors import BuildError
+from strata.support.errors import BuildError, IRError
 from strata.dialects.context import verify
 from strata.support.dtypes import element_name, element_type_for, numpy_to_dense
 
@@ -59,34 +62,41 @@ class Tensor:
     def __repr__(self) -> str:
         return f"Tensor({self.type})"
 
-    def _lift(self, other: Tensor | float | int) -> Tensor:
-        return other if isinstance(other, Tensor) else self.graph.constant(other, self.dtype)
+    def _lift(self, other: Tensor | float | int, op: str) -> Tensor:
+        if isinstance(other, Tensor):
+            return other
+        if not isinstance(other, (int, float, np.number, np.bool_)):
+            raise BuildError(
+                f"{op}: an operand must be a strata.Tensor or a Python number, got "
+                f"{type(other).__name__} {other!r} (with {self!r})"
+            )
+        return self.graph.constant(other, self.dtype)
 
     def __add__(self, other):
-        return add(self, self._lift(other))
+        return add(self, self._lift(other, "graph.add"))
 
     def __radd__(self, other):
-        return add(self._lift(other), self)
+        return add(self._lift(other, "graph.add"), self)
 
     def __sub__(self, other):
-        return sub(self, self._lift(other))
+        return sub(self, self._lift(other, "graph.sub"))
 
     def __rsub__(self, other):
-        return sub(self._lift(other), self)
+        return sub(self._lift(other, "graph.sub"), self)
 
     def __mul__(self, other):
         if isinstance(other, float) and self.dtype.startswith(("f", "bf")):
             return scale(self, other)
-        return mul(self, self._lift(other))
+        return mul(self, self._lift(other, "graph.mul"))
 
     def __rmul__(self, other):
         return self.__mul__(other)
 
     def __truediv__(self, other):
-        return div(self, self._lift(other))
+        return div(self, self._lift(other, "graph.div"))
 
     def __rtruediv__(self, other):
-        return div(self._lift(other), self)
+        return div(self._lift(other, "graph.div"), self)
 
     def __matmul__(self, other: Tensor) -> Tensor:
         return matmul(self, other)
@@ -101,10 +111,16 @@ class Tensor:
         permutation[-2:] = permutation[:-3:-1]
         return transpose(self, permutation)
 
-    def reshape(self, *shape: int) -> Tensor:
+    def reshape(self, *shape: int | Sequence[int]) -> Tensor:
+        """`x.reshape(8, 4)` or `x.reshape((8, 4))`; one size may be -1 (inferred)."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
         return reshape(self, shape)
 
-    def transpose(self, *permutation: int) -> Tensor:
+    def transpose(self, *permutation: int | Sequence[int]) -> Tensor:
+        """`x.transpose(1, 0)` or `x.transpose((1, 0))`."""
+        if len(permutation) == 1 and isinstance(permutation[0], (tuple, list)):
+            permutation = tuple(permutation[0])
         return transpose(self, permutation)
 
     def __getitem__(self, index: slice | tuple[slice, ...]) -> Tensor:
@@ -126,10 +142,14 @@ class Graph:
         self.arg_attrs: list[DictionaryAttr] = []
         self.results: list[Tensor] | None = None
         self._function: func.FuncOp | None = None
+        self._module: ModuleOp | None = None
 
     def _argument(self, name: str, shape: Sequence[int], dtype: str, role: str) -> Tensor:
         self._check_open()
-        t = tensor(shape, element_type_for(dtype))
+        what = f"{role} {name!r} of graph @{self.name}"
+        if not isinstance(name, str):
+            raise BuildError(f"{role} of graph @{self.name}: the name must be a string, got {name!r}")
+        t = tensor(_shape(shape, what), _element_type(dtype, what))
         arg = self.block.insert_arg(t, len(self.block.args))
         arg.name_hint = name if name.isidentifier() else None
         self.arg_attrs.append(
@@ -147,8 +167,14 @@ class Graph:
 
     def constant(self, value: object, dtype: str = "f32") -> Tensor:
         """A graph.constant of `value` (an array or scalar) with element type `dtype`."""
-        array = np.asarray(value)
-        attr = numpy_to_dense(array, tensor(array.shape, element_type_for(dtype)))
+        element_type = _element_type(dtype, "graph.constant")
+        try:
+            array = np.asarray(value)
+            if array.dtype.kind not in "biuf":
+                raise ValueError(f"the value must be numeric, got {array.dtype} {value!r}"[:200])
+            attr = numpy_to_dense(array, tensor(array.shape, element_type))
+        except (ValueError, TypeError, OverflowError) as e:
+            raise BuildError(f"graph.constant: {e}") from None
         return apply(graph.ConstantOp, [], self, value=attr)
 
     def output(self, *results: Tensor) -> None:
@@ -174,8 +200,11 @@ class Graph:
         return self._function
 
     def build(self) -> ModuleOp:
-        """A verified module holding this graph's function."""
-        return build_module(self)
+        """A verified module holding this graph's function. Building again returns the
+        same module."""
+        if self._module is None:
+            self._module = build_module(self)
+        return self._module
 
     def _check_open(self) -> None:
         if self._function is not None:
@@ -187,9 +216,17 @@ class Graph:
 
 
 def build_module(*graphs: Graph) -> ModuleOp:
-    """A verified module with one function per graph."""
-    module = ModuleOp([g.build_function() for g in graphs])
-    verify(module)
+    """A verified module with one function per graph (a copy of a function already in
+    a module, for a graph built before)."""
+    for g in graphs:
+        if not isinstance(g, Graph):
+            raise BuildError(f"build_module: {g!r} is not a strata.Graph")
+    functions = [g.build_function() for g in graphs]
+    module = ModuleOp([f.clone() if f.parent is not None else f for f in functions])
+    try:
+        verify(module)
+    except IRError as e:
+        raise BuildError(f"build_module: {e}") from None
     return module
 
 
@@ -201,17 +238,66 @@ def apply(
     **params: object,
 ) -> Tensor:
     """Create `op_type` on `operands` in their graph, its result type inferred."""
-    owner = owner or operands[0].graph
+    if owner is None:
+        if not operands or not isinstance(operands[0], Tensor):
+            first = operands[0] if operands else None
+            raise BuildError(f"{op_type.name}: {first!r} is not a strata.Tensor")
+        owner = operands[0].graph
     owner._check_open()
     for t in operands:
         owner._check_member(t, op_type.name)
     try:
         op = op_type.make([t.value for t in operands], result_type, **params)
-    except ShapeError as e:
+    except (ShapeError, VerifyException, ValueError, TypeError, OverflowError) as e:
         types = ", ".join(str(t.type) for t in operands)
-        raise BuildError(f"{op_type.name}: {e} (operands: {types or 'none'})") from None
+        message = " ".join(str(e).split())
+        raise BuildError(f"{op_type.name}: {message} (operands: {types or 'none'})") from None
     owner.block.add_op(op)
     return Tensor(owner, op.results[0])
+
+
+def _shape(shape: object, what: str) -> tuple[int, ...]:
+    """`shape` as a tuple of non-negative ints; a BuildError naming `what` otherwise."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        dims = tuple(shape)  # type: ignore[arg-type]
+    except TypeError:
+        raise BuildError(f"{what}: shape must be a sequence of ints, got {shape!r}") from None
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in dims):
+        raise BuildError(f"{what}: shape must be non-negative ints, got {list(dims)!r}")
+    return tuple(int(d) for d in dims)
+
+
+def _element_type(dtype: object, what: str):
+    try:
+        return element_type_for(dtype)  # type: ignore[arg-type]
+    except (ValueError, TypeError, KeyError) as e:
+        raise BuildError(f"{what}: {e}") from None
+
+
+def _number(value: object, op: str, name: str, kind: type = float):
+    """`value` as a float (or int), or a BuildError naming the op and the parameter."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise BuildError(f"{op}: {name} must be a number, got {type(value).__name__} {value!r}")
+    return kind(value)
+
+
+def _ints(values: object, op: str, name: str) -> tuple[int, ...]:
+    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
+        values = (values,)
+    try:
+        items = tuple(values)  # type: ignore[arg-type]
+    except TypeError:
+        raise BuildError(f"{op}: {name} must be ints, got {values!r}") from None
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in items):
+        raise BuildError(f"{op}: {name} must be ints, got {values!r}")
+    return tuple(int(v) for v in items)
+
+
+def _check_tensor(x: object, op: str) -> None:
+    if not isinstance(x, Tensor):
+        raise BuildError(f"{op}: {x!r} is not a strata.Tensor")
 
 
 def _unary(op_type: type[graph.GraphOp]):
@@ -255,7 +341,7 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
 
 
 def scale(x: Tensor, value: float) -> Tensor:
-    return apply(graph.ScaleOp, [x], value=float(value))
+    return apply(graph.ScaleOp, [x], value=_number(value, "graph.scale", "value"))
 
 
 def compare(lhs: Tensor, rhs: Tensor, predicate: str) -> Tensor:
@@ -267,27 +353,28 @@ def select(cond: Tensor, a: Tensor, b: Tensor) -> Tensor:
 
 
 def cast(x: Tensor, dtype: str) -> Tensor:
-    return apply(graph.CastOp, [x], result_type=tensor(x.shape, element_type_for(dtype)))
+    _check_tensor(x, "graph.cast")
+    return apply(graph.CastOp, [x], result_type=tensor(x.shape, _element_type(dtype, "graph.cast")))
 
 
 def dropout(x: Tensor, p: float, seed: int) -> Tensor:
-    return apply(graph.DropoutOp, [x], p=float(p), seed=int(seed))
+    return apply(graph.DropoutOp, [x], p=_number(p, "graph.dropout", "p"), seed=_number(seed, "graph.dropout", "seed", int))
 
 
-def _axes(axes: int | Sequence[int]) -> tuple[int, ...]:
-    return (axes,) if isinstance(axes, int) else tuple(axes)
+def _axes(axes: int | Sequence[int], op: str = "axes") -> tuple[int, ...]:
+    return _ints(axes, op, "axes")
 
 
 def reduce_sum(x: Tensor, axes: int | Sequence[int], keepdims: bool = False) -> Tensor:
-    return apply(graph.ReduceSumOp, [x], axes=_axes(axes), keepdims=keepdims)
+    return apply(graph.ReduceSumOp, [x], axes=_axes(axes, graph.ReduceSumOp.name), keepdims=bool(keepdims))
 
 
 def reduce_mean(x: Tensor, axes: int | Sequence[int], keepdims: bool = False) -> Tensor:
-    return apply(graph.ReduceMeanOp, [x], axes=_axes(axes), keepdims=keepdims)
+    return apply(graph.ReduceMeanOp, [x], axes=_axes(axes, graph.ReduceMeanOp.name), keepdims=bool(keepdims))
 
 
 def reduce_max(x: Tensor, axes: int | Sequence[int], keepdims: bool = False) -> Tensor:
-    return apply(graph.ReduceMaxOp, [x], axes=_axes(axes), keepdims=keepdims)
+    return apply(graph.ReduceMaxOp, [x], axes=_axes(axes, graph.ReduceMaxOp.name), keepdims=bool(keepdims))
 
 
 def matmul(
@@ -302,28 +389,28 @@ def matmul(
         [a, b],
         transpose_a=transpose_a,
         transpose_b=transpose_b,
-        alpha=float(alpha),
+        alpha=_number(alpha, "graph.matmul", "alpha"),
     )
 
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    return apply(graph.SoftmaxOp, [x], axis=axis)
+    return apply(graph.SoftmaxOp, [x], axis=_number(axis, "graph.softmax", "axis", int))
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    return apply(graph.LogSoftmaxOp, [x], axis=axis)
+    return apply(graph.LogSoftmaxOp, [x], axis=_number(axis, "graph.log_softmax", "axis", int))
 
 
 def layernorm(x: Tensor, gamma: Tensor, beta: Tensor, epsilon: float = 1e-5) -> Tensor:
-    return apply(graph.LayerNormOp, [x, gamma, beta], epsilon=float(epsilon))
+    return apply(graph.LayerNormOp, [x, gamma, beta], epsilon=_number(epsilon, "graph.layernorm", "epsilon"))
 
 
 def rmsnorm(x: Tensor, gamma: Tensor, epsilon: float = 1e-6) -> Tensor:
-    return apply(graph.RmsNormOp, [x, gamma], epsilon=float(epsilon))
+    return apply(graph.RmsNormOp, [x, gamma], epsilon=_number(epsilon, "graph.rmsnorm", "epsilon"))
 
 
 def attention(q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool = False) -> Tensor:
-    return apply(graph.AttentionOp, [q, k, v], scale=float(scale), causal=causal)
+    return apply(graph.AttentionOp, [q, k, v], scale=_number(scale, "graph.attention", "scale"), causal=bool(causal))
 
 
 def embedding(table: Tensor, ids: Tensor) -> Tensor:
@@ -335,25 +422,37 @@ def cross_entropy(logits: Tensor, labels: Tensor) -> Tensor:
 
 
 def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
-    return apply(graph.ReshapeOp, [x], result_type=tensor(shape, x.type.element_type))
+    _check_tensor(x, "graph.reshape")
+    dims = list(_ints(shape, "graph.reshape", "shape"))
+    if dims.count(-1) == 1:  # one size inferred, as in numpy
+        known = math.prod(d for d in dims if d != -1)
+        count = math.prod(x.shape)
+        if known == 0 or count % known:
+            raise BuildError(f"graph.reshape: cannot infer the -1 in {dims} for {x.type}")
+        dims[dims.index(-1)] = count // known
+    dims_checked = _shape(dims, f"graph.reshape of {x.type}")
+    return apply(graph.ReshapeOp, [x], result_type=tensor(dims_checked, x.type.element_type))
 
 
 def broadcast_to(x: Tensor, shape: Sequence[int]) -> Tensor:
-    return apply(graph.BroadcastToOp, [x], result_type=tensor(shape, x.type.element_type))
+    _check_tensor(x, "graph.broadcast_to")
+    dims = _shape(shape, f"graph.broadcast_to of {x.type}")
+    return apply(graph.BroadcastToOp, [x], result_type=tensor(dims, x.type.element_type))
 
 
 def transpose(x: Tensor, permutation: Sequence[int]) -> Tensor:
-    return apply(graph.TransposeOp, [x], permutation=tuple(permutation))
+    return apply(graph.TransposeOp, [x], permutation=_ints(permutation, "graph.transpose", "permutation"))
 
 
 def slice_(
     x: Tensor, starts: Sequence[int], limits: Sequence[int], steps: Sequence[int] | None = None
 ) -> Tensor:
-    steps = tuple(steps) if steps is not None else (1,) * len(starts)
-    return apply(graph.SliceOp, [x], starts=tuple(starts), limits=tuple(limits), steps=steps)
+    starts, limits = _ints(starts, "graph.slice", "starts"), _ints(limits, "graph.slice", "limits")
+    steps = _ints(steps, "graph.slice", "steps") if steps is not None else (1,) * len(starts)
+    return apply(graph.SliceOp, [x], starts=starts, limits=limits, steps=steps)
 
 
 def concat(inputs: Sequence[Tensor], axis: int) -> Tensor:
-    if not inputs:
-        raise BuildError("graph.concat: needs at least one input")
-    return apply(graph.ConcatOp, list(inputs), axis=axis)
+    if isinstance(inputs, Tensor) or not isinstance(inputs, Sequence) or not inputs:
+        raise BuildError("graph.concat: needs a non-empty list of tensors")
+    return apply(graph.ConcatOp, list(inputs), axis=_number(axis, "graph.concat", "axis", int))

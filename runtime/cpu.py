@@ -24,6 +24,8 @@ import functools
 import hashlib
 import math
 import os
+import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -48,8 +50,12 @@ WORKER_COUNT = os.cpu_count() or 1
 _WORKERS = ThreadPoolExecutor(max_workers=WORKER_COUNT)
 """Shared by every executable (a call blocks until its chunks finish)."""
 
-_JIT_CACHE: dict[str, JitModule] = {}
-"""Compiled kernel modules by the hash of their loops-level IR (in-process)."""
+JIT_CACHE_SIZE = 64
+_JIT_CACHE: OrderedDict[str, JitModule] = OrderedDict()
+"""Compiled kernel modules by the hash of their loops-level IR (in-process), least
+recently used first; at most JIT_CACHE_SIZE are kept (an executable holds its own
+JitModule, so evicting one never invalidates a live executable)."""
+_JIT_CACHE_LOCK = threading.Lock()
 
 
 def aligned_empty(count: int, dtype: np.dtype) -> np.ndarray:
@@ -62,11 +68,20 @@ def jit_kernels(module: ModuleOp) -> JitModule:
     with timed("JIT cache key (kernels printed)"):
         kernels = ModuleOp([k.clone() for k in kernel_functions(module)])
         key = hashlib.sha256(str(kernels).encode()).hexdigest()
-    if key not in _JIT_CACHE:
-        with timed("translate to LLVM IR"):
-            llvm_ir = str(translate_module(kernels))
-        _JIT_CACHE[key] = JitModule(llvm_ir)
-    return _JIT_CACHE[key]
+    with _JIT_CACHE_LOCK:
+        cached = _JIT_CACHE.get(key)
+        if cached is not None:
+            _JIT_CACHE.move_to_end(key)
+            return cached
+    with timed("translate to LLVM IR"):
+        llvm_ir = str(translate_module(kernels))
+    jit = JitModule(llvm_ir)
+    with _JIT_CACHE_LOCK:
+        jit = _JIT_CACHE.setdefault(key, jit)  # another thread may have compiled it too
+        _JIT_CACHE.move_to_end(key)
+        while len(_JIT_CACHE) > JIT_CACHE_SIZE:
+            _JIT_CACHE.popitem(last=False)
+    return jit
 
 
 @functools.cache
@@ -99,13 +114,17 @@ class CpuExecutable:
         self.lowered = lowered
         self.signature, self.module, self.plan = self.lowered.signature, self.lowered.module, self.lowered.plan
         self.jit = jit_kernels(self.module)
+        self.lock = threading.Lock()
+        """Held by a call from binding the inputs to copying the results out (see bind)."""
         if bind:
             self.bind(allocate_arenas(self.plan["arenas"]))
 
-    def bind(self, arenas: dict[str, np.ndarray]) -> None:
+    def bind(self, arenas: dict[str, np.ndarray], lock: threading.Lock | None = None) -> None:
         """View every buffer at its planned offset in `arenas` (each at least the plan's
-        size; several executables may share arenas if they never run at the same time)
-        and resolve every launch to a function pointer."""
+        size) and resolve every launch to a function pointer. Executables sharing arenas
+        must share `lock` too, so that they never run at the same time."""
+        if lock is not None:
+            self.lock = lock
         self.arenas = arenas
         buffers, launches, self.results = self.lowered.bind(self._planned_view)
         inputs = len(self.lowered.inputs.types)
@@ -133,13 +152,20 @@ class CpuExecutable:
 
     def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
         inputs = self.lowered.inputs.check(args)
-        storage, pointers = self.storage, self.pointers
-        for i, array in enumerate(inputs):
-            storage[i] = np.ascontiguousarray(array)
-            pointers[i] = storage[i].ctypes.data
-        for launch in self.launches:
-            self._run(launch, [pointers[b] for b in launch.buffers])
-        return tuple(storage[slot].reshape(shape).copy() for slot, shape in zip(self.results, self.lowered.result_shapes))
+        # One call at a time: the input slots and the arenas belong to the executable
+        # (and to every executable bound to the same arenas, which shares this lock).
+        with self.lock:
+            storage, pointers = self.storage, self.pointers
+            for i, array in enumerate(inputs):
+                storage[i] = np.ascontiguousarray(array)
+                pointers[i] = storage[i].ctypes.data
+            for launch in self.launches:
+                self._run(launch, [pointers[b] for b in launch.buffers])
+            # A zero-size result has a (never written) one-element buffer: keep none of it.
+            return tuple(
+                storage[slot].reshape(-1)[: math.prod(shape)].reshape(shape).copy()
+                for slot, shape in zip(self.results, self.lowered.result_shapes)
+            )
 
     def _run(self, launch: Launch, pointers: list[int]) -> None:
         if len(launch.chunks) == 1:
@@ -168,10 +194,11 @@ class CpuProfiles:
                 if name not in OWN_ARENAS:
                     sizes[name] = max(sizes.get(name, 0), size)
         self.arenas = allocate_arenas(sizes)
+        self.lock = threading.Lock()  # the buckets share arenas: one call at a time
         self.buckets = {}
         for exe in executables:
             own = allocate_arenas({name: exe.plan["arenas"][name] for name in OWN_ARENAS})
-            exe.bind({**self.arenas, **own})
+            exe.bind({**self.arenas, **own}, self.lock)
             self.buckets[exe.lowered.inputs.shapes] = exe
 
     def __call__(self, *args: object) -> tuple[np.ndarray, ...]:

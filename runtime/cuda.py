@@ -42,6 +42,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +57,7 @@ from strata.support.dtypes import NUMPY_DTYPES, tensor_dtype
 
 _MODULES: dict[tuple[int, str], object] = {}
 """Loaded CUDA modules by (context handle, PTX hash)."""
+_MODULES_LOCK = threading.Lock()
 
 
 def copied_as(dtype: np.dtype) -> np.dtype:
@@ -215,14 +217,18 @@ class CudaExecutable:
         self.ptx = module_to_ptx(self.module, self.arch)[1]
         self.cuda_module = self._load(self.ptx) if self.ptx else None
         self.launcher = _Launcher()
+        self.lock = threading.Lock()
+        """Held by a call from binding the inputs to copying the results out: the arenas,
+        the input slots and the status word are the executable's, one call at a time."""
         self._bind(kernels)
 
     def _load(self, ptx: str):
         context = self.cuda.current_context()
         key = (id(context), hashlib.sha256(ptx.encode()).hexdigest())
-        if key not in _MODULES:
-            _MODULES[key] = context.create_module_ptx(ptx)
-        return _MODULES[key]
+        with _MODULES_LOCK:
+            if key not in _MODULES:
+                _MODULES[key] = context.create_module_ptx(ptx)
+            return _MODULES[key]
 
     def _bind(self, kernels) -> None:
         cuda = self.cuda
@@ -322,14 +328,16 @@ class CudaExecutable:
             raise ExecutionError("; ".join(dict.fromkeys(self.checks)))
 
     def run_on_device(self, *args: object) -> tuple:
-        """Run on inputs (numpy or device arrays); the results stay on the device."""
-        self.set_inputs(*args)
-        self.launch()
-        self.check_status()
-        return tuple(
-            self.storage[slot][: max(1, math.prod(shape))].reshape(shape).view(dtype)
-            for slot, shape, dtype in zip(self.results, self.lowered.result_shapes, self.result_dtypes)
-        )
+        """Run on inputs (numpy or device arrays); the results stay on the device (views
+        of the arenas: a later call, from any thread, overwrites them)."""
+        with self.lock:
+            self.set_inputs(*args)
+            self.launch()
+            self.check_status()
+            return tuple(
+                self.storage[slot][: max(1, math.prod(shape))].reshape(shape).view(dtype)
+                for slot, shape, dtype in zip(self.results, self.lowered.result_shapes, self.result_dtypes)
+            )
 
     def get_results(self) -> tuple[np.ndarray, ...]:
         self.check_status()
@@ -340,6 +348,7 @@ class CudaExecutable:
         return tuple(outputs)
 
     def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
-        self.set_inputs(*args)
-        self.launch()
-        return self.get_results()
+        with self.lock:  # safe to call from several threads (one call at a time)
+            self.set_inputs(*args)
+            self.launch()
+            return self.get_results()

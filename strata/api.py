@@ -6,11 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from strata.dialects.context import as_module
 from strata.runtime.reference import interpreter
-from strata.support.errors import StrataError
+from strata.support.errors import InputError, IRError, StrataError
 from strata.targets import target_named
 from strata.targets.cpu import CPU
 from strata.targets.passes import run_pipeline
@@ -18,7 +19,48 @@ from strata.targets.passes import run_pipeline
 
 def interpret(module_or_text: ModuleOp | str, *args: object, entry: str | None = None):
     """Run a function on the numpy reference interpreter; a tuple of result arrays."""
-    return interpreter.interpret(as_module(module_or_text), *args, entry=entry)
+    module = checked_module(module_or_text, "interpret")
+    checked_entry(module, _checked_name(entry, "entry", "interpret"))
+    return interpreter.interpret(module, *args, entry=entry)
+
+
+def checked_module(module_or_text: object, caller: str) -> ModuleOp:
+    """`module_or_text` as a verified module; anything but a ModuleOp or text is an
+    InputError naming the argument."""
+    if not isinstance(module_or_text, (ModuleOp, str)):
+        raise InputError(
+            f"strata.{caller}: module_or_text must be an xDSL ModuleOp or .mlir text, "
+            f"got {type(module_or_text).__name__}"
+        )
+    try:
+        return as_module(module_or_text)
+    except RecursionError:
+        raise IRError(f"strata.{caller}: the module is nested too deeply to parse or verify") from None
+
+
+def _checked_name(value: object, argument: str, caller: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InputError(f"strata.{caller}: {argument} must be a string, got {type(value).__name__} {value!r}")
+    return value
+
+
+def checked_entry(module: ModuleOp, entry: str | None = None) -> func.FuncOp:
+    """The entry function, checked to be runnable: it has a body, and its arguments and
+    results are tensors (an IRError naming the function and the argument otherwise)."""
+    function = interpreter.find_entry(module, entry)
+    name = function.sym_name.data
+    if function.is_declaration:
+        raise IRError(f"@{name} is a declaration without a body: there is nothing to run")
+    for i, t in enumerate(function.function_type.inputs.data):
+        if not isinstance(t, TensorType):
+            raise IRError(
+                f"{interpreter.argument_label(function, i)} of @{name} is {t}: entry functions "
+                f"take tensors only (use tensor<{t}> for a scalar)"
+            )
+    for i, t in enumerate(function.function_type.outputs.data):
+        if not isinstance(t, TensorType):
+            raise IRError(f"result{i} of @{name} is {t}: entry functions return tensors only (use tensor<{t}>)")
+    return function
 
 
 @dataclass
@@ -56,7 +98,13 @@ def compile(
     """Compile a module for a registered target: "cpu" (JIT through cpu-pipeline), "cuda",
     or "reference" (the numpy interpreter). `pipeline` runs on (a copy of) the graph first;
     `fusion=False` compiles one kernel per op (for ablations)."""
-    module = with_pipeline(as_module(module_or_text), pipeline)
+    module = checked_module(module_or_text, "compile")
+    if not isinstance(target, str):
+        raise InputError(f"strata.compile: target must be a target name (str), got {type(target).__name__} {target!r}")
+    _checked_name(entry, "entry", "compile")
+    _checked_name(pipeline, "pipeline", "compile")
+    module = with_pipeline(module, pipeline)
+    checked_entry(module, entry)
     compiled = target_named(target).compile(module, entry, fusion=fusion)
     return Executable(compiled.module, entry, target, compiled, compiled.plan)
 
@@ -73,5 +121,12 @@ def with_pipeline(module: ModuleOp, pipeline: str | None) -> ModuleOp:
 def compile_profiles(modules_or_texts, entry: str | None = None, pipeline: str | None = None):
     """Compile one program for several shape buckets (one module per bucket) for the CPU;
     calls route by input shapes and share one set of arenas (no allocation on switching)."""
-    modules = [with_pipeline(as_module(m), pipeline) for m in modules_or_texts]
+    if isinstance(modules_or_texts, (str, ModuleOp)) or not hasattr(modules_or_texts, "__iter__"):
+        raise InputError(
+            "strata.compile_profiles: modules_or_texts must be a list of modules or texts, "
+            f"got {type(modules_or_texts).__name__}"
+        )
+    modules = [with_pipeline(checked_module(m, "compile_profiles"), pipeline) for m in modules_or_texts]
+    for m in modules:
+        checked_entry(m, entry)
     return CPU.profiles(modules, entry)

@@ -145,8 +145,68 @@ def test_graph_without_outputs_and_built_graph_are_errors():
 
 
 def test_unknown_dtype_is_rejected():
-    with pytest.raises(ValueError, match="unknown element type 'f8'"):
+    with pytest.raises(strata.BuildError, match="input 'x' of graph @g: unknown element type 'f8'"):
         strata.Graph("g").input("x", (2,), "f8")
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda g: ops.cast(g.input("x", (4,)), "q7"), r"graph.cast: unknown element type 'q7'"),
+        (lambda g: g.input("x", (-4, 8)), r"input 'x' of graph @bad: shape must be non-negative ints"),
+        (lambda g: g.input("x", (4.5, 8)), r"input 'x' of graph @bad: shape must be non-negative ints"),
+        (lambda g: g.input(3, (4,)), r"input of graph @bad: the name must be a string"),
+        (lambda g: ops.softmax(g.input("x", (4, 8)), axis=5), r"graph.softmax: axis 5 is out of range"),
+        (lambda g: ops.softmax(g.input("x", (4, 8)), axis="a"), r"graph.softmax: axis must be a number"),
+        (lambda g: ops.reduce_sum(g.input("x", (4,)), axes="a"), r"graph.reduce_sum: axes must be ints"),
+        (lambda g: g.input("x", (4, 8)).transpose(0, 0), r"graph.transpose: permutation \[0, 0\]"),
+        (lambda g: g.input("x", (4, 8)).transpose(1.5, 0), r"graph.transpose: permutation must be ints"),
+        (lambda g: g.input("x", (4, 8)).reshape(5, 4), r"graph.reshape: element count changes"),
+        (lambda g: g.input("x", (4, 8)).reshape(-1, 5), r"graph.reshape: cannot infer the -1"),
+        (lambda g: g.input("x", (4, 8)).reshape(-2, 4), r"graph.reshape of tensor<4x8xf32>: shape must be"),
+        (lambda g: ops.broadcast_to(g.input("x", (4, 8)), (3, 8)), r"graph.broadcast_to: .* does not broadcast"),
+        (lambda g: ops.broadcast_to(g.input("x", (8,)), ("a", 8)), r"graph.broadcast_to of .*: shape must be"),
+        (lambda g: g.input("x", (4, 8)) + g.input("y", (3, 8)), r"graph.add: shapes \[4, 8\] and \[3, 8\]"),
+        (lambda g: g.input("x", (4,)) + "a", r"graph.add: an operand must be a strata.Tensor or a Python number"),
+        (lambda g: g.constant("abc"), r"graph.constant: the value must be numeric"),
+        (lambda g: g.constant([1, [2]]), r"graph.constant: "),
+        (lambda g: ops.exp(3.0), r"graph.exp: 3.0 is not a strata.Tensor"),
+        (lambda g: ops.attention(*(g.input(n, (4, 8)) for n in "qkv"), scale="x"), r"graph.attention: scale must be a number"),
+        (lambda g: ops.dropout(g.input("x", (4,)), None, 0), r"graph.dropout: p must be a number"),
+        (lambda g: ops.concat(g.input("x", (4,)), 0), r"graph.concat: needs a non-empty list"),
+        (lambda g: ops.concat([g.input("x", (4, 8)), g.input("y", (4, 7))], axis=0), r"graph.concat: operand #1"),
+        (lambda g: ops.slice_(g.input("x", (4,)), ["a"], [2]), r"graph.slice: starts must be ints"),
+    ],
+)  # fmt: skip
+def test_builder_mistakes_are_build_errors_naming_the_op(make, message):
+    with pytest.raises(strata.BuildError, match=message):
+        make(strata.Graph("bad"))
+
+
+def test_reshape_takes_a_shape_tuple_or_sizes_and_infers_minus_one():
+    g = strata.Graph("r")
+    x = g.input("x", (4, 8))
+    assert x.reshape((8, 4)).shape == (8, 4)
+    assert x.reshape([2, 16]).shape == (2, 16)
+    assert x.reshape(8, 4).shape == (8, 4)
+    assert x.reshape(-1, 2).shape == (16, 2)
+    assert x.transpose((1, 0)).shape == (8, 4)
+    g.output(x.reshape((8, 4)))
+    data = np.arange(32, dtype=np.float32).reshape(4, 8)
+    np.testing.assert_array_equal(strata.interpret(g.build(), data)[0], data.reshape(8, 4))
+
+
+def test_build_is_idempotent_and_a_built_graph_joins_other_modules():
+    g, h = strata.Graph("g"), strata.Graph("h")
+    g.output(ops.exp(g.input("x", (3,))))
+    h.output(ops.tanh(h.input("x", (3,))))
+    first = g.build()
+    assert g.build() is first
+    both = strata.build_module(g, h)  # g's function is copied, `first` keeps its own
+    assert len(list(first.ops)) == 1 and len(list(both.ops)) == 2
+    x = np.linspace(-1, 1, 3, dtype=np.float32)
+    np.testing.assert_allclose(strata.interpret(both, x, entry="h")[0], np.tanh(x), rtol=1e-6)
+    np.testing.assert_allclose(strata.interpret(first, x)[0], np.exp(x), rtol=1e-6)
 
 
 def test_build_module_with_two_functions_and_entry_selection():

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import io
+import os
+import pickle
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -284,3 +288,114 @@ def test_the_api_reports_a_bad_pipeline_as_a_strata_error():
         strata.compile(MATMUL, pipeline="canonicalize{")
     with pytest.raises(strata.StrataError, match="mlir-opt"):
         strata.compile(MATMUL, pipeline="mlir-opt")
+
+
+def assert_one_line(result: subprocess.CompletedProcess, code: int, *fragments: str):
+    assert_diagnostic(result, code, *fragments)
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_opt_failure_leaves_an_existing_output_untouched(tmp_path):
+    bad, out = tmp_path / "bad.mlir", tmp_path / "existing.mlir"
+    bad.write_text("garbage\n")
+    out.write_text("keep me\n")
+    assert_one_line(run_tool("strata-opt", str(bad), "-o", str(out)), 2, "bad.mlir:", "error: Operation garbage")
+    assert out.read_text() == "keep me\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.mlir", "existing.mlir"]
+
+
+@pytest.mark.parametrize(
+    "tool, flag",
+    [
+        ("strata-opt", "-o"), ("strata-translate", "-o"), ("strata-run", "--outputs"),
+        ("strata-run", "--plan-json"), ("strata-run", "--plan-svg"),
+    ],
+)  # fmt: skip
+def test_an_output_equal_to_the_input_is_refused(matmul_file, tool, flag):
+    extra = ["--emit=llvm-ir"] if tool == "strata-translate" else []
+    result = run_tool(tool, str(matmul_file), *extra, flag, str(matmul_file))
+    assert_one_line(result, 2, "is the input file; refusing to overwrite it")
+    assert matmul_file.read_text() == MATMUL
+
+
+def test_outputs_go_to_exactly_the_path_given(matmul_file, tmp_path):
+    out = tmp_path / "out"
+    result = run_tool("strata-run", str(matmul_file), "--outputs", str(out), "--plan-json", str(tmp_path / "p"))
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["matmul.mlir", "out", "p"]
+    with np.load(out) as npz:
+        assert npz["result0"].shape == (4, 3)
+    opt = run_tool("strata-opt", str(matmul_file), "-o", str(tmp_path / "o.mlir"))
+    assert opt.returncode == 0 and "graph.matmul" in (tmp_path / "o.mlir").read_text()
+
+
+@pytest.mark.parametrize("flag", ["--outputs", "--plan-json", "--plan-svg"])
+@pytest.mark.parametrize("path", ["/dev/full", "/nonexistent-dir/out.npz"])
+def test_an_unwritable_output_is_a_diagnostic(matmul_file, flag, path):
+    if path == "/dev/full" and not os.path.exists(path):
+        pytest.skip("no /dev/full")
+    assert_one_line(run_tool("strata-run", str(matmul_file), flag, path), 2, f"cannot write {path}")
+
+
+def test_translate_unwritable_output_is_a_diagnostic(matmul_file, tmp_path):
+    result = run_tool("strata-translate", str(matmul_file), "--emit=llvm-ir", "-o", str(tmp_path / "no" / "x.ll"))
+    assert_one_line(result, 2, "cannot write")
+
+
+def _npy_bytes(array: np.ndarray) -> bytes:
+    stream = io.BytesIO()
+    np.save(stream, array)
+    return stream.getvalue()
+
+
+def _bad_npz(kind: str, path: Path) -> None:
+    if kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "truncated":
+        np.savez(path, arg0=np.ones((4, 8), np.float32))
+        path.write_bytes(path.read_bytes()[:100])
+    elif kind == "npy":
+        np.save(open(path, "wb"), np.ones((4, 8), np.float32))
+    elif kind == "pickle":
+        path.write_bytes(pickle.dumps({"arg0": [1, 2]}))
+    elif kind == "object-array":
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("arg0.npy", _npy_bytes(np.array([{"a": 1}], dtype=object)))
+    elif kind == "absurd-header":
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("arg0.npy", b"\x93NUMPY\x02\x00" + (200000).to_bytes(4, "little") + b"{" + b" " * 199998 + b"\n")
+
+
+@pytest.mark.parametrize("kind", ["empty", "truncated", "npy", "pickle", "object-array", "absurd-header"])
+def test_bad_npz_inputs_are_one_line_diagnostics(matmul_file, tmp_path, kind):
+    path = tmp_path / "in.npz"
+    _bad_npz(kind, path)
+    result = run_tool("strata-run", str(matmul_file), "--inputs", str(path))
+    assert_one_line(result, 2, f"{path}: ")
+
+
+def test_input_shapes_are_checked_from_the_header_before_the_data(matmul_file, tmp_path):
+    # Claims 4e6 x 8e4 floats (1.28 TB) but holds none: only the header may be read.
+    header = _npy_bytes(np.ones((4, 8), np.float32)).replace(b"'shape': (4, 8), ", b"'shape': (4000000, 80000), ")
+    path = tmp_path / "in.npz"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("arg0.npy", header)
+    result = run_tool("strata-run", str(matmul_file), "--inputs", str(path))
+    assert_one_line(result, 2, "arg0 (x)", "must be tensor<4x8xf32>", "[4000000, 80000]")
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("func.func @s(%x: f32) -> f32 {\n  func.return %x : f32\n}\n", "arg0 of @s is f32"),
+        ("func.func private @d(tensor<4xf32>) -> tensor<4xf32>\n", "@d is a declaration without a body"),
+        ("builtin.module {\n" * 3000 + "}\n" * 3000, "nested too deeply"),
+        ("func.func @f() attributes {a = " + "[" * 4000 + "]" * 4000 + "} {\n  func.return\n}\n", "nested too deeply"),
+    ],
+)  # fmt: skip
+def test_unrunnable_or_deeply_nested_input_is_a_diagnostic(tmp_path, text, fragment):
+    path = tmp_path / "in.mlir"
+    path.write_text(text)
+    assert_one_line(run_tool("strata-run", str(path)), 2, fragment)
+    if "nested" in fragment:
+        assert_one_line(run_tool("strata-opt", str(path)), 2, fragment)

@@ -4,6 +4,7 @@ diagnostic and an exit code, the version line, and the --timing report."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -39,17 +40,41 @@ def run_reporting_errors(tool: str, body: Callable[[], object]) -> int:
         return _report(tool, e, EXIT_USAGE)
     except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
         return _report(tool, e, EXIT_USAGE)
+    except RecursionError as e:
+        # Python's stack ran out: in practice, input nested too deeply (regions,
+        # attributes, locations) for the parser, verifier or printer.
+        return _report(tool, e, EXIT_USAGE, prefix="input nested too deeply to process (", suffix=")")
+    except MemoryError as e:
+        return _report(tool, e, EXIT_RUNTIME, prefix="out of memory", suffix="", message=False)
     except Exception as e:
         return _report(tool, e, EXIT_USAGE, prefix="internal error (please report): ")
     return result if isinstance(result, int) else EXIT_OK
 
 
-def _report(tool: str, error: BaseException, code: int, prefix: str = "") -> int:
+def _report(
+    tool: str, error: BaseException, code: int, prefix: str = "", suffix: str = "", message: bool = True
+) -> int:
     if os.environ.get("STRATA_TRACEBACK"):
         traceback.print_exception(error)
-    message = str(error).rstrip() or type(error).__name__
-    print(f"{tool}: {prefix}{message}", file=sys.stderr)
+    text = one_line(str(error).rstrip() or type(error).__name__) if message else ""
+    print(f"{tool}: {prefix}{text}{suffix}", file=sys.stderr)
     return code
+
+
+_LOCATION = re.compile(r"\S.*:\d+:\d+")
+
+
+def one_line(message: str) -> str:
+    """A diagnostic on one line. xDSL's parse errors span several (`file:line:col`, the
+    source line, a caret, the message): they become `file:line:col: error: message`."""
+    lines = message.splitlines()
+    if len(lines) <= 1:
+        return message
+    carets = [i for i, line in enumerate(lines) if line.strip().startswith("^")]
+    if _LOCATION.fullmatch(lines[0]) and carets:
+        rest = " ".join(line.strip() for line in lines[carets[0] + 1 :] if line.strip())
+        return f"{lines[0]}: error: {rest or 'cannot parse'}"
+    return " ".join(line.strip() for line in lines if line.strip())
 
 
 def version_line(tool: str) -> str:

@@ -7,6 +7,7 @@ stdin, and only the output targets that work on Strata IR (`-t mlir`)."""
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from strata.dialects.context import STRATA_DIALECTS, LocatingParser, verification_error
+from strata.support.files import refuse_overwriting_input, write_atomically
 from strata.support.timing import recording
 from strata.targets.passes import (
     PIPELINES, STRATA_PASSES, expand_pipelines, pass_description, pass_options, split_spec,
@@ -67,6 +69,21 @@ class StrataOptMain(xDSLOptMain):
             return sys.stdin.buffer, "mlir"
         return super().get_input_stream()
 
+    def prepare_output(self) -> IO[str]:
+        """-o output is collected here and written atomically only once everything
+        succeeded (run): a failure leaves an existing file untouched. xDSL would open
+        (and truncate) it before reading the input."""
+        if self.args.output_file is None:
+            return sys.stdout
+        refuse_overwriting_input(self.args.output_file, self.args.input_file, "-o")
+        self.pending_output = PendingOutput()
+        return self.pending_output
+
+    def run(self):
+        super().run()
+        if self.args.output_file is not None:
+            write_atomically(self.args.output_file, self.pending_output.getvalue())
+
     def get_input_name(self):
         return "stdin" if self.args.input_file in (None, "-") else self.args.input_file
 
@@ -97,6 +114,13 @@ class StrataOptMain(xDSLOptMain):
             total = time.perf_counter() - start
         if self.args.timing:
             print_timings(timings, total)
+
+
+class PendingOutput(io.StringIO):
+    """Text kept in memory (xDSL closes its output stream, even after a failure)."""
+
+    def close(self) -> None:
+        pass
 
 
 class PrintAndExit(argparse.Action):

@@ -7,18 +7,20 @@ import json
 import statistics
 import sys
 import time
-from pathlib import Path
+import zipfile
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 
 import strata
+from strata.api import checked_entry
 from strata.check import compare
 from strata.support.errors import InputError, StrataError
 from strata.gradcheck import check_gradients
 from strata.support.dtypes import tensor_dtype
+from strata.support.files import refuse_overwriting_input, write_atomically
 from strata.support.timing import recording
-from strata.runtime.reference.interpreter import argument_label, find_entry
+from strata.runtime.reference.interpreter import argument_label
 from strata.runtime.plan_picture import plan_svg
 from strata.targets import target_named, target_names
 from strata.targets.passes import run_pipeline
@@ -60,18 +62,83 @@ def random_input(t: TensorType, rng: np.random.Generator) -> np.ndarray:
     return rng.standard_normal(shape).astype(dtype)
 
 
+def read_npz_header(npz, member: str, path: str):
+    """(shape, dtype) of one .npy member of an open zip, from its header alone."""
+    with npz.open(member) as stream:
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+        else:
+            shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
+    return tuple(shape), np.dtype(dtype)
+
+
+def read_npz_array(npz, member: str) -> np.ndarray:
+    with npz.open(member) as stream:
+        return np.lib.format.read_array(stream, allow_pickle=False)
+
+
+def load_npz(path: str, check=None) -> dict[str, np.ndarray]:
+    """The arrays of the .npz file `path` by key, never unpickling anything. Each array's
+    header is read first and passed to `check(key, shape, dtype)` (which may raise)
+    before its data is decompressed. A file that is not a valid .npz is an InputError
+    naming it."""
+    try:
+        npz = zipfile.ZipFile(path)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+        raise InputError(f"{path}: not a valid .npz file ({(str(e).splitlines() or [''])[0]})") from None
+    with npz:
+        members = [m for m in npz.namelist() if m.endswith(".npy")]
+        if len(members) != len(npz.namelist()):
+            raise InputError(f"{path}: not a valid .npz file (members other than .npy arrays)")
+        arrays = {}
+        try:
+            headers = {m[: -len(".npy")]: read_npz_header(npz, m, path) for m in members}
+            for key, (shape, dtype) in headers.items():
+                if dtype.hasobject:
+                    raise InputError(f"{path}: {key} holds Python objects (pickled data is never loaded)")
+            if check is not None:
+                check(headers)
+            for member in members:
+                arrays[member[: -len(".npy")]] = read_npz_array(npz, member)
+        except StrataError:
+            raise
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, MemoryError, KeyError, SyntaxError, TypeError) as e:
+            reason = (str(e).splitlines() or [""])[0]
+            raise InputError(f"{path}: not a valid .npz file ({type(e).__name__}: {reason})") from None
+    return arrays
+
+
 def load_inputs(function, inputs_path: str | None, seed: int) -> list[np.ndarray]:
     types = function.function_type.inputs.data
-    given = {}
-    if inputs_path:
-        with np.load(inputs_path) as npz:
-            given = {key: npz[key] for key in npz.files}
+    for i, t in enumerate(types):
+        if not isinstance(t, TensorType):
+            raise InputError(
+                f"{argument_label(function, i)} of @{function.sym_name.data} is {t}: "
+                f"strata-run takes tensor arguments only (use tensor<{t}> for a scalar)"
+            )
     expected = {f"arg{i}" for i in range(len(types))}
-    if unknown := sorted(set(given) - expected):
-        raise InputError(
-            f"{inputs_path}: unknown keys {unknown}; @{function.sym_name.data} takes "
-            f"{', '.join(sorted(expected)) or 'no arguments'}"
-        )
+
+    def check(headers: dict[str, tuple[tuple[int, ...], np.dtype]]) -> None:
+        if unknown := sorted(set(headers) - expected):
+            raise InputError(
+                f"{inputs_path}: unknown keys {unknown}; @{function.sym_name.data} takes "
+                f"{', '.join(sorted(expected)) or 'no arguments'}"
+            )
+        for i, t in enumerate(types):
+            if f"arg{i}" in headers:
+                check_input(i, t, *headers[f"arg{i}"])
+
+    def check_input(i: int, t: TensorType, shape: tuple[int, ...], dtype: np.dtype) -> None:
+        if shape != tuple(t.get_shape()) or dtype != tensor_dtype(t):
+            raise InputError(
+                f"{inputs_path}: {argument_label(function, i)} of @{function.sym_name.data} "
+                f"must be {t}, got shape {list(shape)} dtype {dtype}"
+            )
+
+    given = load_npz(inputs_path, check) if inputs_path else {}
     rng = np.random.default_rng(seed)
     args = []
     for i, t in enumerate(types):
@@ -80,11 +147,7 @@ def load_inputs(function, inputs_path: str | None, seed: int) -> list[np.ndarray
         generated = random_input(t, rng)
         args.append(given[f"arg{i}"] if f"arg{i}" in given else generated)
     for i, (arg, t) in enumerate(zip(args, types)):
-        if arg.shape != tuple(t.get_shape()) or arg.dtype != tensor_dtype(t):
-            raise InputError(
-                f"{inputs_path}: {argument_label(function, i)} of @{function.sym_name.data} "
-                f"must be {t}, got shape {list(arg.shape)} dtype {arg.dtype}"
-            )
+        check_input(i, t, arg.shape, arg.dtype)
     return args
 
 
@@ -98,13 +161,15 @@ def run(args: argparse.Namespace) -> int:
         raise StrataError(f"--plan-json/--plan-svg need a compiled target, not '{args.target}' (--target cpu)")
     if args.repeat < 1:
         raise StrataError(f"--repeat must be >= 1, got {args.repeat}")
+    for flag, path in (("--outputs", args.outputs), ("--plan-json", args.plan_json), ("--plan-svg", args.plan_svg)):
+        refuse_overwriting_input(path, args.file, flag)
     module = read_module(args.file)
     with recording() as compile_timings:  # the user's pipeline counts as compile time
         start = time.perf_counter()
         if args.pipeline:  # first, so the entry may be a function it adds (-p autodiff --entry f_grad)
             run_pipeline(module, args.pipeline)
         pipeline_seconds = time.perf_counter() - start
-    function = find_entry(module, args.entry)
+    function = checked_entry(module, args.entry)
     inputs = load_inputs(function, args.inputs, args.seed)
     if args.check_grad:
         report = check_gradients(module, args.entry, args.seed, inputs=inputs if args.inputs else None)
@@ -120,9 +185,9 @@ def run(args: argparse.Namespace) -> int:
         print_timings(compile_timings, compile_seconds)
 
     if args.plan_json:
-        Path(args.plan_json).write_text(json.dumps(exe.plan, indent=2))
+        write_atomically(args.plan_json, json.dumps(exe.plan, indent=2))
     if args.plan_svg:
-        Path(args.plan_svg).write_text(plan_svg(exe.plan))
+        write_atomically(args.plan_svg, plan_svg(exe.plan))
     results = exe(*inputs)
     times = []
     for _ in range(args.repeat if args.timing else 0):
@@ -133,7 +198,9 @@ def run(args: argparse.Namespace) -> int:
     for i, value in enumerate(results):
         print(summarize(i, value))
     if args.outputs:
-        np.savez(args.outputs, **{f"result{i}": r for i, r in enumerate(results)})
+        # To exactly the path given (np.savez on a file name would append ".npz").
+        arrays = {f"result{i}": r for i, r in enumerate(results)}
+        write_atomically(args.outputs, lambda stream: np.savez(stream, **arrays))
     if args.timing:
         print(f"compile: {compile_seconds * 1e3:.3f} ms")
         print(f"run: median {statistics.median(times) * 1e3:.3f} ms over {len(times)} runs")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from xdsl.dialects import func
 
 from strata.runtime.reference.interpreter import find_entry
+from strata.support.files import refuse_overwriting_input, write_atomically
 from strata.targets import emit_kinds, target_for_emit
 from strata.targets.cuda import DEFAULT_ARCH
 from strata.tools.diagnostics import read_module, run_reporting_errors, version_line
@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_overwriting_input(args.output, args.file, "-o")
     module = read_module(args.file)
     if args.entry:
         keep = find_entry(module, args.entry)  # an unknown name is a diagnostic, exit 2
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
             module.body.block.erase_op(function)
     output = target_for_emit(args.emit).emit(module, args.emit, args.arch)
     if args.output:
-        Path(args.output).write_text(output)
+        write_atomically(args.output, output)
     else:
         sys.stdout.write(output)
     return 0
