@@ -247,10 +247,16 @@ class GraphOp(IRDLOperation, abc.ABC):
             raise VerifyException(f"'{self.name}': {e}") from None
 
 
+MAX_RANK = 8
+"""The highest tensor rank; the tile level takes the same (tile_types.MAX_TILE_RANK)."""
+
+
 def _tensor_type(t: Attribute, op_name: str, index: int, label: str | None = None) -> TensorType:
     label = label or f"operand #{index}"
     if not isinstance(t, TensorType):
         raise VerifyException(f"'{op_name}': {label} must be a ranked tensor, got {t}")
+    if len(t.get_shape()) > MAX_RANK:
+        raise VerifyException(f"'{op_name}': {label} has rank {len(t.get_shape())}, more than {MAX_RANK}: {t}")
     if any(d < 0 for d in t.get_shape()):
         raise VerifyException(f"'{op_name}': {label} must have a static shape, got {t}")
     if not is_supported_element(t.element_type):

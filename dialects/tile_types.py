@@ -21,7 +21,8 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-MAX_TILE_RANK = 6
+MAX_TILE_RANK = 8
+"""The graph level's highest tensor rank (graph_base.MAX_RANK): every graph tensor has a tile."""
 MAX_TILE_DIM = 4096
 MAX_TILE_BYTES = 64 * 1024
 """One tile must fit comfortably in L1 (CPU) / shared memory and registers (GPU)."""

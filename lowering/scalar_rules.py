@@ -114,6 +114,8 @@ def _gelu(e, op, args):
 
 FLOAT_PREDICATES = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 INT_PREDICATES = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
+BOOL_PREDICATES = {"lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge", "eq": "eq", "ne": "ne"}
+"""i1 compares unsigned: false < true (as numpy's bool), where signed i1 true is -1."""
 
 
 def _compare(e, op, args):
@@ -121,13 +123,18 @@ def _compare(e, op, args):
     lhs, rhs = args
     if is_float(lhs.type):
         return e(arith.CmpfOp(lhs, rhs, FLOAT_PREDICATES[predicate]))
-    return e(arith.CmpiOp(lhs, rhs, INT_PREDICATES[predicate]))
+    predicates = BOOL_PREDICATES if is_bool(lhs.type) else INT_PREDICATES
+    return e(arith.CmpiOp(lhs, rhs, predicates[predicate]))
 
 
 def _cast(e, op, args):
     """float->int truncates and saturates (NaN -> 0); ->i1 is x != 0 (graph.cast)."""
     (x,) = args
     source, target = x.type, op.results[0].type.element_type
+    if isinstance(target, Float16Type) and is_float(source) and source.bitwidth > 32:
+        # f64 -> f16 rounds once, straight to f16, as numpy's astype does: through f32 it
+        # would round twice. (f64 -> bf16 goes through f32, as ml_dtypes' astype does.)
+        return e(arith.TruncFOp(x, target))
     compute_target = f32 if isinstance(target, LOW_PRECISION) else target
     if source == compute_target:
         return x

@@ -14,6 +14,7 @@ from strata.dialects.context import parse_module
 from strata.targets.passes import run_pipeline
 from xdsl.ir import Operation
 from strata.support.dtypes import tensor_dtype
+from programs import random_array
 from targets import compile_for_test
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -208,3 +209,66 @@ def test_tile_and_loop_levels_respect_dominance(example):
     assert dominance_violations(module) == []
     run_pipeline(module, "token-dce,lower-tile-to-loops")
     assert dominance_violations(module) == []
+
+
+ROW_GROUPS_CHANGING_TYPE = {
+    "log_softmax_compare": """
+  func.func @f(%x: tensor<2xf32>, %y: tensor<2xf32>) -> tensor<2xi1> {
+    %0 = graph.log_softmax %y {axis = 0 : i64} : (tensor<2xf32>) -> tensor<2xf32>
+    %1 = graph.compare %0, %x {predicate = "gt"} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>
+    func.return %1 : tensor<2xi1>
+  }""",
+    "rmsnorm_select": """
+  func.func @f(%x: tensor<5x5x31xf32>, %g: tensor<31xf32>, %c: tensor<i1>, %o: tensor<1x5x31xf32>) -> tensor<5x5x31xf32> {
+    %0 = graph.rmsnorm %x, %g {epsilon = 1.000000e-03 : f64} : (tensor<5x5x31xf32>, tensor<31xf32>) -> tensor<5x5x31xf32>
+    %1 = graph.select %c, %o, %0 : (tensor<i1>, tensor<1x5x31xf32>, tensor<5x5x31xf32>) -> tensor<5x5x31xf32>
+    func.return %1 : tensor<5x5x31xf32>
+  }""",
+    "rmsnorm_compare_i1": """
+  func.func @f(%x: tensor<9x1xf64>, %g: tensor<1xf64>, %b: tensor<9x1xi1>) -> tensor<9x1xi1> {
+    %0 = graph.rmsnorm %x, %g : (tensor<9x1xf64>, tensor<1xf64>) -> tensor<9x1xf64>
+    %1 = graph.constant dense<0.000000e+00> : tensor<f64>
+    %2 = graph.compare %0, %1 {predicate = "gt"} : (tensor<9x1xf64>, tensor<f64>) -> tensor<9x1xi1>
+    %3 = graph.compare %2, %b {predicate = "ne"} : (tensor<9x1xi1>, tensor<9x1xi1>) -> tensor<9x1xi1>
+    func.return %3 : tensor<9x1xi1>
+  }""",
+    "rmsnorm_cast_bf16": """
+  func.func @f(%x: tensor<7x1x3xf64>, %g: tensor<3xf64>, %b: tensor<1x3xf64>) -> (tensor<7x1x3xf64>, tensor<7x1x3xbf16>) {
+    %0 = graph.rmsnorm %x, %g {epsilon = 1.000000e-01 : f64} : (tensor<7x1x3xf64>, tensor<3xf64>) -> tensor<7x1x3xf64>
+    %1 = graph.add %0, %b : (tensor<7x1x3xf64>, tensor<1x3xf64>) -> tensor<7x1x3xf64>
+    %2 = graph.cast %1 : (tensor<7x1x3xf64>) -> tensor<7x1x3xbf16>
+    %3 = graph.constant dense<1.000000e+00> : tensor<bf16>
+    %4 = graph.add %2, %3 : (tensor<7x1x3xbf16>, tensor<bf16>) -> tensor<7x1x3xbf16>
+    func.return %1, %4 : tensor<7x1x3xf64>, tensor<7x1x3xbf16>
+  }""",
+    "cast_f64_log_softmax": """
+  func.func @f(%x: tensor<129x5xf64>) -> tensor<129x5xf32> {
+    %0 = graph.cast %x : (tensor<129x5xf64>) -> tensor<129x5xf32>
+    %1 = graph.log_softmax %0 : (tensor<129x5xf32>) -> tensor<129x5xf32>
+    func.return %1 : tensor<129x5xf32>
+  }""",
+    "f16_prologue_layernorm_f16_epilogue": """
+  func.func @f(%x: tensor<4x33xf16>, %g: tensor<33xf32>, %b: tensor<33xf32>) -> tensor<4x33xf16> {
+    %0 = graph.cast %x : (tensor<4x33xf16>) -> tensor<4x33xf32>
+    %1 = graph.layernorm %0, %g, %b : (tensor<4x33xf32>, tensor<33xf32>, tensor<33xf32>) -> tensor<4x33xf32>
+    %2 = graph.cast %1 : (tensor<4x33xf32>) -> tensor<4x33xf16>
+    func.return %2 : tensor<4x33xf16>
+  }""",
+}
+
+
+@pytest.mark.parametrize("fusion", [True, False], ids=["fused", "unfused"])
+@pytest.mark.parametrize("name", ROW_GROUPS_CHANGING_TYPE)
+def test_row_groups_with_neighbours_of_another_element_type(name, fusion):
+    """A row op fused with a prologue or epilogue member of another element type (i1
+    compare/select, casts to and from f64/bf16/f16): each member computes in its own type."""
+    text = ROW_GROUPS_CHANGING_TYPE[name]
+    function = parse_module(text).body.block.first_op
+    rng = np.random.default_rng(3)
+    args = [random_array(rng, t.get_shape(), str(t.element_type)) for t in function.function_type.inputs.data]
+    if fusion:
+        assert kernel_count(text) == 1
+    got, want = compile_for_test(text, fusion=fusion)(*args), strata.interpret(text, *args)
+    for comparison, g, w in zip(compare(got, want), got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert comparison.ok, comparison

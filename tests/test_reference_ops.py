@@ -526,6 +526,15 @@ def test_cast_float_to_int_truncates_and_saturates(rng, src, dst):
     check(out, float_to_int(x, DTYPES[dst]))
 
 
+@pytest.mark.parametrize("dst", INTS)
+@pytest.mark.parametrize("src", [*FLOATS, "f16", "bf16"])
+@pytest.mark.parametrize("value", [-2.7, 6e4, np.inf, np.nan])
+def test_cast_rank0_float_to_int(src, dst, value):
+    x = np.array(value).astype(DTYPES[src])
+    out = run_op("cast", [x], (), DTYPES[dst])
+    check(out, float_to_int(x, DTYPES[dst]))
+
+
 @pytest.mark.parametrize("src", ["f32", "f64", "i32", "i64"])
 def test_cast_to_i1_is_nonzero(src):
     dtype = DTYPES[src]

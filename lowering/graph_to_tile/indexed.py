@@ -24,7 +24,7 @@ def lower_embedding(op: graph.EmbeddingOp, p: ProgramLowering) -> None:
     """Rows of the table gathered by id: a tile.check of the ids (run-time error, never a
     wild read), then tile.gather per (id tile, column tile)."""
     vocabulary, width = shape_of(op.table.type)
-    count = max(1, math.prod(shape_of(op.ids.type)))
+    count = math.prod(shape_of(op.ids.type))  # 0 ids: an empty grid, nothing launched
     element = op.table.type.element_type
     rows = min(next_power_of_two(count), max(1, p.cost.elements // min(next_power_of_two(width), MAX_TILE_DIM)))
     columns = min(next_power_of_two(width), MAX_TILE_DIM, p.cost.elements)

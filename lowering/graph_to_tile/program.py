@@ -79,7 +79,11 @@ class ProgramLowering:
 
     def launch(self, kernel: KernelBuilder, args: Sequence[SSAValue], in_place: Sequence[int] = ()) -> None:
         """Add the kernel and launch it; `in_place` lists inputs whose elements it reads at
-        exactly the positions it writes (the planner may give the output their memory)."""
+        exactly the positions it writes (the planner may give the output their memory).
+        A kernel with an empty grid (it writes a zero-size result) is never launched: it
+        is dropped, views and all."""
+        if 0 in kernel.grid:
+            return
         finished = kernel.finish()
         if in_place:
             finished.attributes["tile.in_place"] = DenseArrayBase.from_list(i64, list(in_place))

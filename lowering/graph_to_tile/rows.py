@@ -151,7 +151,7 @@ class RowKernel:
 
     def narrow(self, value: SSAValue, element) -> SSAValue:
         """`value` rounded to `element` when computed wider (f16/bf16 rows compute in f32)."""
-        if element == self.compute:
+        if value.type.element_type == element:
             return value
         return self.map([value], lambda e, a: e(arith.TruncFOp(a[0], element)), element)
 
@@ -172,40 +172,47 @@ REDUCERS = {
 
 
 def reduce_axis(op: Operation, p: ProgramLowering, source: SSAValue, shape: Sequence[int], axis: int,
-                element, scale: float | None, reducer: type[Operation] | None = None) -> SSAValue:
-    """One kernel reducing `source` (a buffer of `shape`) along `axis` into a new buffer,
-    the way `reducer` (default: the op's own type) reduces."""
+                element, scale: float | None, reducer: type[Operation] | None = None, out_element=None) -> SSAValue:
+    """One kernel reducing `source` (a buffer of `shape` and `element`s) along `axis` into a
+    new buffer of `out_element`s (default: `element`), the way `reducer` (default: the op's
+    own type) reduces."""
     kind, identity, combine = REDUCERS[reducer or type(op)]
+    out_element = out_element or element
     layout = RowLayout.of(shape, axis, p.cost.elements)
     out_shape = [d for a, d in enumerate(shape) if a != axis]
-    out = p.new_buffer(TensorType(element, out_shape))
+    out = p.new_buffer(TensorType(out_element, out_shape))
     row = RowKernel(op, p, layout, [source, out], element)
     x = row.k.partition(0, layout.view(element), layout.tile)
     result = row.row_pass(identity(row.compute), kind, lambda c: row.load(x, c), lambda a, b: combine(None, a, b))
     if scale is not None:
         result = row.map([result], lambda e, a: e(arith.MulfOp(a[0], e.const(scale, row.compute))))
-    result = row.narrow(result, element)
-    row.k.store(result, row.k.partition(1, layout.reduced_view(element), layout.row_tile), row.k.program_ids + [row.k.index(0)])
+    result = row.narrow(result, out_element)
+    row.k.store(result, row.k.partition(1, layout.reduced_view(out_element), layout.row_tile), row.k.program_ids + [row.k.index(0)])
     p.launch(row.k, [source, out])
     return out
 
 
 @register_tile_lowering(*REDUCERS)
 def lower_reduction(op: Operation, p: ProgramLowering) -> None:
-    """Several axes reduce one at a time, last axis first (intermediates are buffers)."""
+    """Several axes reduce one at a time, last axis first (intermediates are buffers).
+    f16/bf16 intermediates are f32 workspaces: the result is rounded once, at the end."""
     x = op.operands[0]
     shape = list(shape_of(x.type))
     axes = sorted({a % len(shape) for a in op.params()["axes"]}, reverse=True)
     element = x.type.element_type
+    partial = f32 if isinstance(element, (Float16Type, BFloat16Type)) else element
     buffer = p.buffer_of(x)
     if not axes:
         p.bind(op.results[0], buffer)
         return
     count = math.prod(shape[a] for a in axes)
+    source = element
     for i, axis in enumerate(axes):
         last = i == len(axes) - 1
-        scale = 1.0 / count if last and isinstance(op, graph.ReduceMeanOp) else None
-        buffer = reduce_axis(op, p, buffer, shape, axis, element, scale)
+        # The mean of no elements is nan, like the reference's (0 * nan).
+        scale = (1.0 / count if count else math.nan) if last and isinstance(op, graph.ReduceMeanOp) else None
+        buffer = reduce_axis(op, p, buffer, shape, axis, source, scale, out_element=element if last else partial)
+        source = partial
         if not last:
             p.mark_workspace(buffer)
         del shape[axis]
@@ -263,10 +270,11 @@ def lower_softmax(op: Operation, p: ProgramLowering) -> None:
 @register_tile_lowering(graph.AttentionOp)
 def lower_attention(op: graph.AttentionOp, p: ProgramLowering) -> None:
     """softmax(scale · q kᵀ [causal]) v as three kernels; the scores and probabilities
-    are workspace buffers."""
+    are workspace buffers, f32 for f16/bf16 q/k/v: only the result is rounded."""
     params = op.params()
     q, k = op.q.type, op.k.type
-    scores_type = TensorType(q.element_type, [*shape_of(q)[:-1], shape_of(k)[-2]])
+    wide = f32 if isinstance(q.element_type, (Float16Type, BFloat16Type)) else q.element_type
+    scores_type = TensorType(wide, [*shape_of(q)[:-1], shape_of(k)[-2]])
     (scores,) = matmul_kernel(
         p, "attention_scores", p.operand(op.q), p.operand(op.k),
         scores_type, False, True, params["scale"],
@@ -286,7 +294,8 @@ def normalize_rows(row: RowKernel, x_of: ColumnTile, params_of: Sequence[ColumnT
                    write: Callable[[SSAValue, SSAValue], None], centered: bool, eps: float) -> None:
     """layernorm (centered) / rmsnorm over each row:
     y = (x - mean?) / sqrt(mean((x - mean?)^2) + eps) * gamma (+ beta)."""
-    inverse_length = 1.0 / row.layout.shape[row.layout.axis]
+    length = row.layout.shape[row.layout.axis]
+    inverse_length = 1.0 / length if length else math.nan  # empty rows: nothing is written
     if centered:
         total = row.row_pass(0.0, "sum", x_of, arith.AddfOp)
         mean = row.map([total], lambda e, a: e(arith.MulfOp(a[0], e.const(inverse_length, a[0].type))))
@@ -344,13 +353,15 @@ def lower_rmsnorm(op: graph.RmsNormOp, p: ProgramLowering) -> None:
 @register_tile_lowering(graph.CrossEntropyOp)
 def lower_cross_entropy(op: graph.CrossEntropyOp, p: ProgramLowering) -> None:
     """Per row: logsumexp(logits) - logits[label] (the label picked by a masked sum, after
-    a tile.check that labels lie in [0, C)); then the mean over rows."""
+    a tile.check that labels lie in [0, C)); then the mean over rows. The per-row losses
+    of f16/bf16 logits are an f32 workspace: only the mean is rounded."""
     logits_type = op.logits.type
     n, classes = shape_of(logits_type)
     element = logits_type.element_type
+    wide = f32 if isinstance(element, (Float16Type, BFloat16Type)) else element
     layout = RowLayout.of((n, classes), 1, p.cost.elements)
     logits, labels = p.buffer_of(op.logits), p.buffer_of(op.labels)
-    losses = p.mark_workspace(p.new_buffer(TensorType(element, [n])))
+    losses = p.mark_workspace(p.new_buffer(TensorType(wide, [n])))
     row = RowKernel(op, p, layout, [logits, labels, losses], element)
     k = row.k
     x = k.partition(0, layout.view(element), layout.tile)
@@ -380,10 +391,10 @@ def lower_cross_entropy(op: graph.CrossEntropyOp, p: ProgramLowering) -> None:
         largest, total, target = a
         return e(arith.SubfOp(e(arith.AddfOp(largest, e(xmath.LogOp(total)))), target))
 
-    result = row.narrow(row.map([largest, total, target], loss), element)
-    k.store(result, k.partition(2, layout.reduced_view(element), layout.row_tile), [*k.program_ids, k.index(0)])
+    result = row.narrow(row.map([largest, total, target], loss), wide)
+    k.store(result, k.partition(2, layout.reduced_view(wide), layout.row_tile), [*k.program_ids, k.index(0)])
     p.launch(k, [logits, labels, losses])
-    mean = reduce_axis(op, p, losses, (n,), 0, element, 1.0 / n, reducer=graph.ReduceMeanOp)
+    mean = reduce_axis(op, p, losses, (n,), 0, wide, 1.0 / n if n else math.nan, reducer=graph.ReduceMeanOp, out_element=element)
     p.bind(op.result, mean)
 
 
@@ -413,7 +424,9 @@ def lower_row_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
         if arg not in partitions:
             strides = broadcast_strides(shape_of(arg.type), shape)
             partitions[arg] = k.partition(position[arg], layout.view(arg.type.element_type, strides), layout.tile)
-        return row.load(partitions[arg], column)
+        # Loaded as stored: the members' scalar rules widen what they compute wider (an
+        # input of another element type than x, e.g. an i1 condition, is no row value).
+        return k.load(partitions[arg], row.at(column))
 
     def chain(ops: Sequence[Operation], known: dict[SSAValue, SSAValue], wanted: SSAValue):
         """A tile.map computing `wanted` from the block arguments the `ops` chain reads."""
@@ -440,7 +453,8 @@ def lower_row_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
                 tile_value = value
             else:
                 args, scalar = chain(epilogue, {anchor.results[0]: None}, yielded)
-                tile_value = row.map([value, *(column_tile(a, column) for a in args)], scalar)
+                tile_value = row.map([value, *(column_tile(a, column) for a in args)], scalar,
+                                     yielded.type.element_type)
             row.store(target, column, tile_value, result.type.element_type)
 
     if isinstance(anchor, graph.SoftmaxOp | graph.LogSoftmaxOp):

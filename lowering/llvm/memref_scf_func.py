@@ -23,14 +23,19 @@ def load(emitter: FunctionEmitter, op: memref.LoadOp) -> ir.Value:
     pointer = emitter.element_pointer(op.memref, op.indices)
     value = emitter.builder.load(pointer, typ=emitter.memory_type(op.memref.type.element_type))
     result_type = emitter.scalar_type(op.res.type)
-    return emitter.builder.trunc(value, result_type) if result_type == I1 else value
+    if result_type == I1:
+        return emitter.builder.trunc(value, result_type)
+    return emitter.builder.bitcast(value, result_type) if value.type != result_type else value
 
 
 def store(emitter: FunctionEmitter, op: memref.StoreOp) -> None:
     pointer = emitter.element_pointer(op.memref, op.indices)
     value = emitter.values[op.value]
+    stored = emitter.memory_type(op.memref.type.element_type)
     if value.type == I1:
         value = emitter.builder.zext(value, I8)
+    elif value.type != stored:
+        value = emitter.builder.bitcast(value, stored)
     emitter.builder.store(value, pointer)
 
 

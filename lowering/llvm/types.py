@@ -45,7 +45,7 @@ class BFloatType(_BaseFloatType):
 
 BFloatType._create_instance()
 
-I1, I8, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(64)
+I1, I8, I16, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(64)
 HALF, BFLOAT, FLOAT, DOUBLE = ir.HalfType(), BFloatType(), ir.FloatType(), ir.DoubleType()
 POINTER = ir.PointerType()
 
@@ -83,8 +83,12 @@ def scalar_type(type_: Attribute) -> ir.Type:
 
 
 def memory_type(element_type: Attribute) -> ir.Type:
-    """How an element is laid out in memory: i1 takes a byte, like numpy's bool."""
+    """How an element is laid out in memory: i1 takes a byte, like numpy's bool; bf16 is
+    moved as its i16 bits (x86 cannot legalize vector shuffles or gathers of bfloat, which
+    the vectorizer makes of strided copies; loads and stores bitcast)."""
     type_ = scalar_type(element_type)
+    if type_ == BFLOAT:
+        return I16
     return I8 if type_ == I1 else type_
 
 

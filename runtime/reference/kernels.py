@@ -120,7 +120,8 @@ def cast(op: graph.CastOp, x: np.ndarray) -> np.ndarray:
         # 2**63 is the nearest double to int64's max: saturate by hand, not by astype.
         too_large = truncated >= float(limits.max)
         with np.errstate(invalid="ignore"):
-            out = inside.astype(target)
+            # np.asarray: numpy's ufuncs turn a rank-0 x into scalars, which take no assignment.
+            out = np.asarray(inside.astype(target))
         out[too_large] = limits.max
         return out
     return x.astype(target)

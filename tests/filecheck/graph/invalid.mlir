@@ -469,6 +469,15 @@ func.func @chunk49(%x: tensor<4xi32>) {
 
 // -----
 
+// graph.abs: rank 9, more than the tile level takes (rank 8 is the limit).
+// CHECK: error: 'graph.abs': x has rank 9, more than 8: tensor<1x1x1x1x1x1x1x1x2xf32>
+func.func @chunk49_rank(%x: tensor<1x1x1x1x1x1x1x1x2xf32>) {
+  %0 = "graph.abs"(%x) : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  func.return
+}
+
+// -----
+
 // graph.exp: dynamic shape on x.
 // CHECK: error: 'graph.exp': x must have a static shape, got tensor<?x8xf32>
 func.func @chunk50(%x: tensor<?x8xf32>) {

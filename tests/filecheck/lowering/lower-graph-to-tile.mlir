@@ -447,3 +447,58 @@ func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x
 // CHECK-NEXT:    tile.store_view_tko
 // CHECK-NEXT:    tile.return
 // CHECK-NOT:   tile.kernel
+
+// -----
+
+// An f16 reduction over several axes rounds once: the intermediate [2x4] buffer is an f32
+// workspace, and only the last kernel rounds its sums to f16.
+func.func @reduce_f16(%x: tensor<2x4x8xf16>) -> tensor<4xf16> {
+  %0 = "graph.reduce_sum"(%x) <{axes = array<i64: 0, 2>}> : (tensor<2x4x8xf16>) -> tensor<4xf16>
+  func.return %0 : tensor<4xf16>
+}
+
+// CHECK-LABEL: func.func @reduce_f16(%x: memref<64xf16>) -> memref<4xf16> {
+// CHECK-NEXT:    [[TMP:%[0-9a-z_]+]] = tile.buffer {tile.workspace} : memref<8xf32>
+// CHECK-NEXT:    tile.launch @reduce_f16_reduce_sum_0(%x, [[TMP]]) : memref<64xf16>, memref<8xf32>
+// CHECK-NEXT:    [[OUT:%[0-9a-z_]+]] = tile.buffer : memref<4xf16>
+// CHECK-NEXT:    tile.launch @reduce_f16_reduce_sum_1([[TMP]], [[OUT]]) : memref<8xf32>, memref<4xf16>
+// CHECK:       tile.kernel @reduce_f16_reduce_sum_0(
+// CHECK-NOT:     arith.truncf
+// CHECK:         tile.store_view_tko {{.*}} : !tile.tile<1x4x1xf32>
+// CHECK:       tile.kernel @reduce_f16_reduce_sum_1(
+// CHECK:         arith.truncf {{.*}} : f32 to f16
+// CHECK:         tile.store_view_tko {{.*}} : !tile.tile<4x1xf16>
+
+// -----
+
+// bf16 attention keeps its scores and probabilities f32 (workspaces): only the output,
+// computed from f32 probabilities and widened v, is rounded to bf16.
+func.func @attention_bf16(%q: tensor<2x4x8xbf16>, %k: tensor<2x6x8xbf16>, %v: tensor<2x6x8xbf16>) -> tensor<2x4x8xbf16> {
+  %0 = "graph.attention"(%q, %k, %v) <{scale = 0.35355339059327379 : f64}> : (tensor<2x4x8xbf16>, tensor<2x6x8xbf16>, tensor<2x6x8xbf16>) -> tensor<2x4x8xbf16>
+  func.return %0 : tensor<2x4x8xbf16>
+}
+
+// CHECK-LABEL: func.func @attention_bf16(%q: memref<64xbf16>, %k: memref<96xbf16>, %v: memref<96xbf16>) -> memref<64xbf16> {
+// CHECK-NEXT:    [[S:%[0-9a-z_]+]] = tile.buffer {tile.workspace} : memref<48xf32>
+// CHECK-NEXT:    tile.launch @attention_bf16_attention_scores_0(%q, %k, [[S]]) : memref<64xbf16>, memref<96xbf16>, memref<48xf32>
+// CHECK-NEXT:    [[P:%[0-9a-z_]+]] = tile.buffer {tile.workspace} : memref<48xf32>
+// CHECK-NEXT:    tile.launch @attention_bf16_attention_softmax_1([[S]], [[P]]) : memref<48xf32>, memref<48xf32>
+// CHECK-NEXT:    [[O:%[0-9a-z_]+]] = tile.buffer : memref<64xbf16>
+// CHECK-NEXT:    tile.launch @attention_bf16_attention_values_2([[P]], %v, [[O]]) : memref<48xf32>, memref<96xbf16>, memref<64xbf16>
+// CHECK:       tile.kernel @attention_bf16_attention_scores_0(
+// CHECK-NOT:     arith.truncf
+// CHECK:       tile.kernel @attention_bf16_attention_softmax_1(
+// CHECK-NOT:     arith.truncf
+// CHECK:       tile.kernel @attention_bf16_attention_values_2(
+// CHECK:         arith.truncf {{.*}} : f32 to bf16
+
+// -----
+
+// compare on i1 is unsigned (false < true; signed, i1 true would be -1).
+func.func @compare_i1(%a: tensor<3xi1>, %b: tensor<i1>) -> tensor<3xi1> {
+  %0 = "graph.compare"(%a, %b) <{predicate = "le"}> : (tensor<3xi1>, tensor<i1>) -> tensor<3xi1>
+  func.return %0 : tensor<3xi1>
+}
+
+// CHECK-LABEL: func.func @compare_i1(
+// CHECK:         arith.cmpi ule, {{.*}} : i1

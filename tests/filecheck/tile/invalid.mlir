@@ -8,20 +8,20 @@
 // diagnostic is the bare message (no location, no op name).
 
 // ============================================================================================
-// !tile.tile (TileType.verify): rank 1..6, power-of-two dims up to 4096, at most 64 KiB.
+// !tile.tile (TileType.verify): rank 1..8, power-of-two dims up to 4096, at most 64 KiB.
 // ============================================================================================
 
 // TileType: rank 0 (a scalar) is not a tile.
-// CHECK: tile rank must be 1..6, got 0: use a rank-1 tile of size 1 for scalars
+// CHECK: tile rank must be 1..8, got 0: use a rank-1 tile of size 1 for scalars
 func.func @tile_rank0(%t: !tile.tile<f32>) {
   func.return
 }
 
 // -----
 
-// TileType: rank over MAX_TILE_RANK (6).
-// CHECK: tile rank must be 1..6, got 7: use a rank-1 tile of size 1 for scalars
-func.func @tile_rank7(%t: !tile.tile<1x1x2x1x1x1x1xf32>) {
+// TileType: rank over MAX_TILE_RANK (8, the graph level's limit).
+// CHECK: tile rank must be 1..8, got 9: use a rank-1 tile of size 1 for scalars
+func.func @tile_rank9(%t: !tile.tile<1x1x2x1x1x1x1x1x1xf32>) {
   func.return
 }
 
