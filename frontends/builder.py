@@ -258,15 +258,10 @@ def apply(
 
 def _shape(shape: object, what: str) -> tuple[int, ...]:
     """`shape` as a tuple of non-negative ints; a BuildError naming `what` otherwise."""
-    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
-        shape = (shape,)
-    try:
-        dims = tuple(shape)  # type: ignore[arg-type]
-    except TypeError:
-        raise BuildError(f"{what}: shape must be a sequence of ints, got {shape!r}") from None
-    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in dims):
+    dims = _ints(shape, what, "shape")
+    if any(d < 0 for d in dims):
         raise BuildError(f"{what}: shape must be non-negative ints, got {list(dims)!r}")
-    return tuple(int(d) for d in dims)
+    return dims
 
 
 def _element_type(dtype: object, what: str):
