@@ -22,6 +22,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from strata.dialects.tile_bounds import check_tile_index
 from strata.dialects.tile_types import PartitionViewType, TensorViewType, TileType
 from strata.dialects.token import TokenType, verify_ordering
 
@@ -92,6 +93,11 @@ class TokenOrderedAccess(IRDLOperation):
             )
         if tile != view.tile_type():
             raise VerifyException(f"'{self.name}': tile type {tile} differs from the partition's {view.tile_type()}")
+        if 0 not in view.view.get_shape():
+            for axis, (index, tiles) in enumerate(zip(indices, view.grid_shape())):
+                error = check_tile_index(self.name, index, axis, tiles)
+                if error is not None:
+                    raise VerifyException(error)
 
 
 @irdl_op_definition
@@ -169,4 +175,8 @@ class GatherOp(IRDLOperation):
             raise VerifyException(f"'tile.gather': rows must be a {result.get_shape()[0]}x1 i64 tile, got {rows}")
         if result.element_type != view.element_type:
             raise VerifyException(f"'tile.gather': result element type must be the view's {view.element_type}")
+        if 0 not in view.get_shape():
+            error = check_tile_index(self.name, self.column, 1, -(-view.get_shape()[1] // result.get_shape()[1]))
+            if error is not None:
+                raise VerifyException(error)
 

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import FuncOp
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
-from xdsl.ir import Attribute, Region
+from xdsl.ir import Attribute, BlockArgument, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -174,6 +174,34 @@ class BufferOp(IRDLOperation):
         super().__init__(properties={"init": init} if init else {}, result_types=[buffer_type])
 
 
+WRITES = {"tile.store_view_tko": 1, "memref.store": 1, "memref.atomic_rmw": 1}
+"""Ops that write memory, with the operand index of the view or memref they write."""
+VIEWS = ("tile.make_tensor_view", "tile.make_partition_view", "memref.subview", "memref.cast",
+         "memref.reinterpret_cast", "memref.collapse_shape", "memref.expand_shape", "memref.view")
+"""Ops whose result is a view of their first operand's memory."""
+
+
+def written_arguments(kernel) -> set[int]:
+    """The positions of the kernel's (tile.kernel or lowered func.func) memref arguments
+    that it may write: those reaching a store through views of them."""
+    written = set()
+    for position, arg in enumerate(kernel.body.blocks[0].args if kernel.body.blocks else ()):
+        pending: list[SSAValue] = [arg]
+        seen = set()
+        while pending and position not in written:
+            value = pending.pop()
+            if value in seen:
+                continue
+            seen.add(value)
+            for use in value.uses:
+                name = use.operation.name
+                if WRITES.get(name) == use.index or (name == "memref.store" and use.index == 1):
+                    written.add(position)
+                elif name in VIEWS and use.index == 0:
+                    pending.extend(use.operation.results)
+    return written
+
+
 @irdl_op_definition
 class LaunchOp(IRDLOperation):
     """Run a kernel over its whole grid on these buffers."""
@@ -200,4 +228,16 @@ class LaunchOp(IRDLOperation):
         expected = list(kernel.function_type.inputs.data)[: -trailing or None]
         if [a.type for a in self.args] != expected:
             raise VerifyException(f"'tile.launch': arguments {[str(a.type) for a in self.args]} do not match @{self.kernel.string_value()}'s {[str(t) for t in expected]}")
+        # A program's arguments are its caller's arrays: a kernel only reads them.
+        program = self.parent_block()
+        for position in sorted(written_arguments(kernel)):
+            if position >= len(self.args):
+                continue
+            arg = self.args[position]
+            if isinstance(arg, BlockArgument) and arg.block is program and isinstance(program.parent_op(), FuncOp):
+                raise VerifyException(
+                    f"'tile.launch': @{self.kernel.string_value()} writes its argument {position}, which is "
+                    f"the program's argument {arg.index} (the caller's input, read-only): write into a "
+                    f"tile.buffer instead"
+                )
 

@@ -39,7 +39,7 @@ from strata.support.timing import timed
 from strata.lowering.llvm.translate import translate_module
 from strata.lowering.tile_to_loops.kernel import kernel_functions
 from strata.lowering.llvm.jit import JitModule
-from strata.runtime.program import LoweredProgram, planned_view
+from strata.runtime.program import LoweredProgram, check_kernel_abi, planned_view
 from strata.transforms.plan_memory import buffer_bytes
 
 ALIGNMENT = 64
@@ -143,6 +143,7 @@ class CpuExecutable:
         name = kernel.sym_name.data
         grid_size = math.prod(kernel.attributes["tile.grid"].get_values())
         touched = sum(buffer_bytes(a) for a in op.args)
+        check_kernel_abi(kernel, len(buffers), status=False, result=True)
         function = kernel_prototype(len(buffers))(self.jit.function_address(name))
         error = kernel.attributes.get("tile.error")
         message = error.data if error is not None else f"kernel @{name} failed"

@@ -52,7 +52,7 @@ from strata.lowering.tile_builder import contiguous_strides
 from strata.support.errors import ExecutionError, InputError, StrataError, TargetUnavailableError
 from strata.lowering.nvvm.translate import ARCHES, module_to_ptx
 from strata.lowering.tile_to_gpu.kernel import gpu_kernels
-from strata.runtime.program import LoweredProgram, planned_view
+from strata.runtime.program import LoweredProgram, check_kernel_abi, planned_view
 from strata.support.dtypes import NUMPY_DTYPES, tensor_dtype
 
 _MODULES: dict[tuple[int, str], object] = {}
@@ -251,6 +251,7 @@ class CudaExecutable:
             grid = math.prod(kernel.attributes["tile.grid"].get_values())
             threads = kernel.attributes["gpu.block_size"].value.data
             checked = "gpu.status" in kernel.attributes
+            check_kernel_abi(kernel, len(slots), status=checked, result=False)
             if checked:
                 self.checks.append(kernel.attributes["tile.error"].data)
             launches.append((name, self.cuda_module.get_function(name), grid, threads, slots, checked))

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, i32
 
 from strata.dialects import tile
+from strata.dialects.tile_program import written_arguments
+from strata.support.errors import StrataError
 from strata.support.dtypes import dense_to_numpy, numpy_dtype
 from strata.runtime.reference.interpreter import InputSpecs, find_entry
 from strata.transforms.plan_memory import placement, read_plan
@@ -55,10 +57,53 @@ class LoweredProgram:
                 slots[op.result] = len(block.args) + len(buffers)
                 buffers.append(view(op))
             elif isinstance(op, tile.LaunchOp):
-                launches.append((op, [slots[a] for a in op.args]))
+                launch_slots = [slots[a] for a in op.args]
+                self._check_writes(op, launch_slots, len(block.args))
+                launches.append((op, launch_slots))
             elif isinstance(op, func.ReturnOp):
                 results = [slots[v] for v in op.arguments]
         return buffers, launches, results
+
+    def _check_writes(self, op: tile.LaunchOp, launch_slots: list[int], inputs: int) -> None:
+        """The inputs are the caller's arrays, passed without a copy: no kernel may write
+        one (the launch verifier says so too; this holds for unverified modules as well)."""
+        name = op.kernel.string_value()
+        kernel = next((k for k in self.module.ops if getattr(k, "sym_name", None) is not None and k.sym_name.data == name), None)
+        if kernel is None:
+            raise StrataError(f"tile.launch of @{name}: no such kernel in the lowered module")
+        for position in sorted(written_arguments(kernel)):
+            if position < len(launch_slots) and launch_slots[position] < inputs:
+                raise StrataError(
+                    f"kernel @{name} writes its argument {position}, the program's input "
+                    f"{launch_slots[position]} (the caller's array): refusing to run it"
+                )
+
+
+def check_kernel_abi(kernel: func.FuncOp, buffer_count: int, status: bool, result: bool) -> None:
+    """The lowered kernel's signature is the one the runtime calls it with: `buffer_count`
+    memrefs, the grid range (two index arguments), the status memref when `status` (GPU
+    kernels with checks), and an i32 status result when `result` (CPU kernels); a
+    StrataError naming the kernel otherwise, never a call with a wrong prototype."""
+    inputs = list(kernel.function_type.inputs.data)
+    outputs = list(kernel.function_type.outputs.data)
+    name = kernel.sym_name.data
+    expected = buffer_count + 2 + status
+    problems = []
+    if len(inputs) != expected:
+        problems.append(f"takes {len(inputs)} arguments, not {expected}")
+    else:
+        if not all(isinstance(t, MemRefType) for t in inputs[:buffer_count]):
+            problems.append("its first arguments must be the launch's memrefs")
+        if not all(isinstance(t, IndexType) for t in inputs[buffer_count : buffer_count + 2]):
+            problems.append("the grid range must be two index arguments")
+        if status and not isinstance(inputs[-1], MemRefType):
+            problems.append("the status argument must be a memref")
+    if result and outputs != [i32]:
+        problems.append(f"returns ({', '.join(str(t) for t in outputs)}), not the i32 status")
+    if not result and outputs:
+        problems.append("returns values: a GPU kernel returns nothing")
+    if problems:
+        raise StrataError(f"kernel @{name} does not have the runtime's calling convention: " + "; ".join(problems))
 
 
 def planned_view(

@@ -17,8 +17,8 @@ functions and drives the translation of a module.
 from __future__ import annotations
 
 from llvmlite import ir
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 
 # arith_math and memref_scf_func are imported for their registrations in HANDLERS.
 from strata.lowering.llvm import arith_math, memref_scf_func  # noqa: F401
@@ -52,6 +52,27 @@ def declare_function(llvm_module: ir.Module, func_op: func.FuncOp) -> ir.Functio
     return function
 
 
+def check_constant_indices(func_op: func.FuncOp) -> None:
+    """Memory safety before translation: a memref.load / memref.store of a static memref
+    at a constant index outside its shape would touch memory past the buffer."""
+    for op in func_op.walk():
+        if not isinstance(op, (memref.LoadOp, memref.StoreOp)):
+            continue
+        memref_type = op.memref.type
+        if not isinstance(memref_type, MemRefType):
+            continue
+        for axis, (index, size) in enumerate(zip(op.indices, memref_type.get_shape())):
+            owner = index.owner
+            if size < 0 or not isinstance(owner, arith.ConstantOp) or not isinstance(owner.value, IntegerAttr):
+                continue
+            value = owner.value.value.data
+            if not 0 <= value < size:
+                raise fail(
+                    f"@{func_op.sym_name.data}: '{op.name}' at constant index {value} along axis {axis} "
+                    f"of {memref_type} (valid 0..{size - 1}): out of bounds"
+                )
+
+
 def translate_module(module: ModuleOp) -> ir.Module:
     """Translates a loops-level module into an llvmlite module with no target set
     (the JIT sets the host's triple and data layout)."""
@@ -65,6 +86,7 @@ def translate_module(module: ModuleOp) -> ir.Module:
             raise fail(
                 f"@{op.sym_name.data} has {len(op.body.blocks)} blocks; only one is supported"
             )
+        check_constant_indices(op)
         func_ops.append(op)
 
     llvm_module = ir.Module(name="strata")

@@ -711,3 +711,143 @@ func.func @index_tile(%t: !tile.tile<4xindex>) {
 func.func @dynamic_view(%v: !tile.tensor_view<?xf32, strides [1], offset 0>) {
   func.return
 }
+
+// -----
+
+// ============================================================================================
+// Memory safety: every tile index of a load, store or gather is proven inside its
+// partition's tile grid (dialects/tile_bounds.py), and a launch never writes the program's
+// arguments (the caller's arrays).
+// ============================================================================================
+
+// A grid of 100 over a partition of 4 tiles: instances 4..99 would load past the buffer.
+// CHECK: invalid.mlir:[[# @LINE + 8]]:3: error: 'tile.load_view_tko': tile index 0..99 along axis 0 is outside the partition's 4 tiles there (valid 0..3)
+tile.kernel @grid_past_partition(%a: memref<16xf32>, %c: memref<16xf32>) attributes {grid = array<i64: 100>} {
+  %i = tile.program_id 0 : index
+  %va = tile.make_tensor_view %a : memref<16xf32> -> !tile.tensor_view<16xf32, strides [1], offset 0>
+  %vc = tile.make_tensor_view %c : memref<16xf32> -> !tile.tensor_view<16xf32, strides [1], offset 0>
+  %pa = tile.make_partition_view %va : !tile.tensor_view<16xf32, strides [1], offset 0> -> !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>>
+  %pc = tile.make_partition_view %vc : !tile.tensor_view<16xf32, strides [1], offset 0> -> !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>>
+  %t0 = token.make : !token.token
+  %x, %t1 = tile.load_view_tko %pa[%i] token %t0 : !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>> -> !tile.tile<4xf32>
+  %t2 = tile.store_view_tko %x, %pc[%i] token %t1 : !tile.tile<4xf32>, !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>>
+  tile.return
+}
+
+// -----
+
+// A constant store index far past the partition.
+// CHECK: invalid.mlir:[[# @LINE + 7]]:3: error: 'tile.store_view_tko': tile index 100000 along axis 0 is outside the partition's 4 tiles there (valid 0..3)
+tile.kernel @store_index_too_big(%c: memref<16xf32>) attributes {grid = array<i64: 1>} {
+  %far = arith.constant 100000 : index
+  %vc = tile.make_tensor_view %c : memref<16xf32> -> !tile.tensor_view<16xf32, strides [1], offset 0>
+  %pc = tile.make_partition_view %vc : !tile.tensor_view<16xf32, strides [1], offset 0> -> !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>>
+  %x = tile.map : () -> !tile.tile<4xf32> { %z = arith.constant 1.0 : f32  tile.yield %z : f32 }
+  %t0 = token.make : !token.token
+  %t1 = tile.store_view_tko %x, %pc[%far] token %t0 : !tile.tile<4xf32>, !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>>
+  tile.return
+}
+
+// -----
+
+// A negative constant store index (before the buffer).
+// CHECK: invalid.mlir:[[# @LINE + 7]]:3: error: 'tile.store_view_tko': tile index -5 along axis 0 is outside the partition's 4 tiles there (valid 0..3)
+tile.kernel @store_index_negative(%c: memref<16xf32>) attributes {grid = array<i64: 1>} {
+  %neg = arith.constant -5 : index
+  %vc = tile.make_tensor_view %c : memref<16xf32> -> !tile.tensor_view<16xf32, strides [1], offset 0>
+  %pc = tile.make_partition_view %vc : !tile.tensor_view<16xf32, strides [1], offset 0> -> !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>>
+  %x = tile.map : () -> !tile.tile<4xf32> { %z = arith.constant 1.0 : f32  tile.yield %z : f32 }
+  %t0 = token.make : !token.token
+  %t1 = tile.store_view_tko %x, %pc[%neg] token %t0 : !tile.tile<4xf32>, !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>>
+  tile.return
+}
+
+// -----
+
+// Arithmetic on the program id is bounded too: 2 * i + 1 reaches tile 7 of 4.
+// CHECK: error: 'tile.load_view_tko': tile index 1..7 along axis 0 is outside the partition's 4 tiles there (valid 0..3)
+tile.kernel @scaled_program_id(%a: memref<16xf32>) attributes {grid = array<i64: 4>} {
+  %i = tile.program_id 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %d = arith.muli %i, %c2 : index
+  %j = arith.addi %d, %c1 : index
+  %va = tile.make_tensor_view %a : memref<16xf32> -> !tile.tensor_view<16xf32, strides [1], offset 0>
+  %pa = tile.make_partition_view %va : !tile.tensor_view<16xf32, strides [1], offset 0> -> !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>>
+  %t0 = token.make : !token.token
+  %x, %t1 = tile.load_view_tko %pa[%j] token %t0 : !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>> -> !tile.tile<4xf32>
+  tile.return
+}
+
+// -----
+
+// A K loop whose bounds run past the partition: k = 0..4 over 4 tiles.
+// CHECK: error: 'tile.load_view_tko': tile index 0..4 along axis 0 is outside the partition's 4 tiles there (valid 0..3)
+tile.kernel @k_loop_past_partition(%a: memref<16xf32>) attributes {grid = array<i64: 1>} {
+  %va = tile.make_tensor_view %a : memref<16xf32> -> !tile.tensor_view<16xf32, strides [1], offset 0>
+  %pa = tile.make_partition_view %va : !tile.tensor_view<16xf32, strides [1], offset 0> -> !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>>
+  %t0 = token.make : !token.token
+  %lb = arith.constant 0 : index
+  %ub = arith.constant 5 : index
+  %step = arith.constant 1 : index
+  %tk = scf.for %k = %lb to %ub step %step iter_args(%t_in = %t0) -> (!token.token) {
+    %x, %t1 = tile.load_view_tko %pa[%k] token %t_in : !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>> -> !tile.tile<4xf32>
+    scf.yield %t1 : !token.token
+  }
+  tile.return
+}
+
+// -----
+
+// An index that cannot be bounded (here a kernel's grid range is unknown to a dynamic
+// loop bound) is rejected: no lowering emits one.
+// CHECK: error: 'tile.load_view_tko': tile index along axis 0 cannot be bounded statically
+tile.kernel @unbounded_index(%a: memref<16xf32>) attributes {grid = array<i64: 1>} {
+  %va = tile.make_tensor_view %a : memref<16xf32> -> !tile.tensor_view<16xf32, strides [1], offset 0>
+  %pa = tile.make_partition_view %va : !tile.tensor_view<16xf32, strides [1], offset 0> -> !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>>
+  %t0 = token.make : !token.token
+  %lb = arith.constant 0 : index
+  %step = arith.constant 1 : index
+  %ub = tile.program_id 0 : index
+  %m = arith.constant 3 : index
+  %tk = scf.for %k = %lb to %ub step %step iter_args(%t_in = %t0) -> (!token.token) {
+    %q = arith.shli %k, %m : index
+    %x, %t1 = tile.load_view_tko %pa[%q] token %t_in : !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>> -> !tile.tile<4xf32>
+    scf.yield %t1 : !token.token
+  }
+  tile.return
+}
+
+// -----
+
+// A gather's column tile past the view: column 2 of a 16-wide view cut 8 wide.
+// CHECK: error: 'tile.gather': tile index 2 along axis 1 is outside the partition's 2 tiles there (valid 0..1)
+tile.kernel @gather_column_past_view(%table: memref<1600xf32>) attributes {grid = array<i64: 1>} {
+  %v = tile.make_tensor_view %table : memref<1600xf32> -> !tile.tensor_view<100x16xf32, strides [16, 1], offset 0>
+  %ids = tile.map : () -> !tile.tile<8x1xi64> { %z = arith.constant 0 : i64  tile.yield %z : i64 }
+  %c2 = arith.constant 2 : index
+  %e = tile.gather %v[%ids], %c2 : !tile.tensor_view<100x16xf32, strides [16, 1], offset 0>, !tile.tile<8x1xi64> -> !tile.tile<8x8xf32>
+  tile.return
+}
+
+// -----
+
+// A launch that writes a program argument would change the caller's (possibly read-only)
+// array: kernels write only tile.buffers.
+// CHECK: error: 'tile.launch': @copy_into writes its argument 1, which is the program's argument 0 (the caller's input, read-only): write into a tile.buffer instead
+tile.kernel @copy_into(%a: memref<16xf32>, %c: memref<16xf32>) attributes {grid = array<i64: 4>} {
+  %i = tile.program_id 0 : index
+  %va = tile.make_tensor_view %a : memref<16xf32> -> !tile.tensor_view<16xf32, strides [1], offset 0>
+  %vc = tile.make_tensor_view %c : memref<16xf32> -> !tile.tensor_view<16xf32, strides [1], offset 0>
+  %pa = tile.make_partition_view %va : !tile.tensor_view<16xf32, strides [1], offset 0> -> !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>>
+  %pc = tile.make_partition_view %vc : !tile.tensor_view<16xf32, strides [1], offset 0> -> !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>>
+  %t0 = token.make : !token.token
+  %x, %t1 = tile.load_view_tko %pa[%i] token %t0 : !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>> -> !tile.tile<4xf32>
+  %t2 = tile.store_view_tko %x, %pc[%i] token %t1 : !tile.tile<4xf32>, !tile.partition_view<4, !tile.tensor_view<16xf32, strides [1], offset 0>>
+  tile.return
+}
+func.func @writes_input(%a: memref<16xf32>) -> memref<16xf32> {
+  %c = tile.buffer : memref<16xf32>
+  tile.launch @copy_into(%c, %a) : memref<16xf32>, memref<16xf32>
+  func.return %c : memref<16xf32>
+}
