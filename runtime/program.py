@@ -48,6 +48,7 @@ class LoweredProgram:
         """(the bound buffers, `view(op)` for each tile.buffer in slot order after the
         inputs; each launch with the slots of its arguments; the result slots)."""
         block = self.program.body.block
+        kernels = {op.sym_name.data: op for op in self.module.ops if isinstance(op, func.FuncOp | tile.KernelOp)}
         slots = {arg: i for i, arg in enumerate(block.args)}
         buffers: list[object] = []
         launches: list[tuple[tile.LaunchOp, list[int]]] = []
@@ -58,25 +59,25 @@ class LoweredProgram:
                 buffers.append(view(op))
             elif isinstance(op, tile.LaunchOp):
                 launch_slots = [slots[a] for a in op.args]
-                self._check_writes(op, launch_slots, len(block.args))
+                check_writes(op, kernels, launch_slots, len(block.args))
                 launches.append((op, launch_slots))
             elif isinstance(op, func.ReturnOp):
                 results = [slots[v] for v in op.arguments]
         return buffers, launches, results
 
-    def _check_writes(self, op: tile.LaunchOp, launch_slots: list[int], inputs: int) -> None:
-        """The inputs are the caller's arrays, passed without a copy: no kernel may write
-        one (the launch verifier says so too; this holds for unverified modules as well)."""
-        name = op.kernel.string_value()
-        kernel = next((k for k in self.module.ops if getattr(k, "sym_name", None) is not None and k.sym_name.data == name), None)
-        if kernel is None:
-            raise StrataError(f"tile.launch of @{name}: no such kernel in the lowered module")
-        for position in sorted(written_arguments(kernel)):
-            if position < len(launch_slots) and launch_slots[position] < inputs:
-                raise StrataError(
-                    f"kernel @{name} writes its argument {position}, the program's input "
-                    f"{launch_slots[position]} (the caller's array): refusing to run it"
-                )
+
+def check_writes(op: tile.LaunchOp, kernels: dict, launch_slots: list[int], inputs: int) -> None:
+    """The inputs are the caller's arrays, passed without a copy: no kernel may write
+    one (the launch verifier says so too; this holds for unverified modules as well)."""
+    name = op.kernel.string_value()
+    if name not in kernels:
+        raise StrataError(f"tile.launch of @{name}: no such kernel in the lowered module")
+    for position in sorted(written_arguments(kernels[name])):
+        if position < len(launch_slots) and launch_slots[position] < inputs:
+            raise StrataError(
+                f"kernel @{name} writes its argument {position}, the program's input "
+                f"{launch_slots[position]} (the caller's array): refusing to run it"
+            )
 
 
 def check_kernel_abi(kernel: func.FuncOp, buffer_count: int, status: bool, result: bool) -> None:

@@ -1,6 +1,24 @@
 """The exceptions Strata raises for user mistakes. Each message is a self-contained
 diagnostic (what, where, what was expected); tools print it and exit non-zero."""
 
+import re
+
+_LOCATION = re.compile(r"\S.*:\d+:\d+")
+
+
+def one_line(message: str) -> str:
+    """A diagnostic on one line. xDSL's parse errors span several (a header or
+    `file:line:col`, the source line, a caret, the message): they become the message,
+    prefixed with `file:line:col: error: ` where the first line is a location."""
+    lines = message.splitlines()
+    if len(lines) <= 1:
+        return message
+    carets = [i for i, line in enumerate(lines) if line.strip().startswith("^")]
+    if not carets:
+        return " ".join(line.strip() for line in lines if line.strip())
+    rest = " ".join(line.strip() for line in lines[carets[0] + 1 :] if line.strip()) or "cannot parse"
+    return f"{lines[0]}: error: {rest}" if _LOCATION.fullmatch(lines[0]) else rest
+
 
 class StrataError(Exception):
     """Base of every user-facing Strata error."""

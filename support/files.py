@@ -65,7 +65,7 @@ def write_atomically(path: str | os.PathLike, data: str | bytes | Callable[[IO[b
             _emit(stream, data)
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(temp, (mode & 0o7777) if mode is not None else 0o666 & ~_umask())
+        os.chmod(temp, (mode & 0o7777) if mode is not None else 0o666 & ~_UMASK)
         os.replace(temp, path)
     except BaseException as e:
         try:
@@ -106,7 +106,3 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 """Read once, at import: os.umask can only be read by setting it, which races with
 other threads creating files."""
-
-
-def _umask() -> int:
-    return _UMASK

@@ -31,7 +31,7 @@ from strata.transforms import graph_canonicalize  # noqa: F401
 from strata.lowering.graph_to_tile.lower import LowerGraphToTilePass
 from strata.lowering.tile_to_gpu.lower import LowerTileToGpuPass
 from strata.lowering.tile_to_loops.lower import LowerTileToLoopsPass
-from strata.support.errors import IRError, StrataError
+from strata.support.errors import IRError, StrataError, one_line
 from strata.support.timing import record, timed
 from strata.transforms.autodiff import AutodiffPass
 from strata.transforms.expand_math import ExpandMathPass
@@ -115,13 +115,6 @@ def available_passes() -> dict[str, PassFactory]:
     return passes
 
 
-def one_line(error: BaseException) -> str:
-    """xDSL's parse errors span several lines (the spec, a caret, the message): the last
-    non-empty one says what is wrong."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return lines[-1] if lines else type(error).__name__
-
-
 def split_spec(spec: str) -> list[str]:
     """The comma-separated steps of a pipeline spec (commas inside braces kept)."""
     steps, depth, start = [], 0, 0
@@ -139,7 +132,7 @@ def expand_pipelines(spec: str) -> str:
     try:
         parsed = list(parse_pipeline(spec))
     except (Exception, ArgSpecParseError) as e:  # the latter is a BaseException
-        raise StrataError(f"invalid pass pipeline '{spec}': {one_line(e)}") from None
+        raise StrataError(f"invalid pass pipeline '{spec}': {one_line(str(e))}") from None
     if spec.strip() and len(parsed) != len(split_spec(spec)):
         raise StrataError(f"invalid pass pipeline '{spec}': expected pass names separated by commas")
     expanded = []
@@ -151,7 +144,7 @@ def expand_pipelines(spec: str) -> str:
         try:
             instance = pipeline.from_pass_spec(step)
         except (Exception, ArgSpecParseError) as e:
-            raise StrataError(f"invalid pass pipeline '{spec}': {one_line(e)}") from None
+            raise StrataError(f"invalid pass pipeline '{spec}': {one_line(str(e))}") from None
         expanded.append(expand_pipelines(instance.steps()))
     return ",".join(expanded)
 
@@ -186,7 +179,7 @@ def run_pipeline(module: ModuleOp, spec: str) -> None:
     except StrataError:
         raise
     except (Exception, ArgSpecParseError) as e:  # unknown passes, bad options
-        raise StrataError(f"invalid pass pipeline '{spec}': {one_line(e)}") from None
+        raise StrataError(f"invalid pass pipeline '{spec}': {one_line(str(e))}") from None
     try:
         pipeline.apply(make_context(), module)
     except StrataError:

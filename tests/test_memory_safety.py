@@ -10,17 +10,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from xdsl.dialects import memref, scf
-from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import FunctionType, IndexType, i32
-from xdsl.parser import Parser
 
 import strata
-from strata.dialects.context import make_context
 from strata.lowering.llvm.translate import translate_module
 from strata.lowering.tile_to_loops.kernel import kernel_functions
 from strata.runtime.cpu import CpuExecutable, allocate_arenas
 from strata.support.errors import StrataError
+
+from test_loops_to_llvm import parse
 
 BIN = Path(sys.executable).parent
 
@@ -80,20 +78,9 @@ def test_run_rejects_unsafe_tile_program(tmp_path, grid, index, launch, line, fr
     assert f"{path}:{line}:3: error: {fragment}" in result.stderr, result.stderr
 
 
-def parse_loops(text: str):
-    ctx = make_context()
-    loaded = {dialect.name for dialect in ctx.loaded_dialects}
-    for dialect in (math_dialect.Math, scf.Scf, memref.MemRef):
-        if dialect.name not in loaded:
-            ctx.load_dialect(dialect)
-    module = Parser(ctx, text).parse_module()
-    module.verify()
-    return module
-
-
 @pytest.mark.parametrize("index", [-1, 8, 100000])
 def test_translate_rejects_constant_out_of_range_memref_index(index):
-    module = parse_loops(f"""func.func @k(%m: memref<2x4xf32>) -> i32 {{
+    module = parse(f"""func.func @k(%m: memref<2x4xf32>) -> i32 {{
   %i = arith.constant 1 : index
   %j = arith.constant {index} : index
   %v = arith.constant 1.0 : f32
@@ -106,7 +93,7 @@ def test_translate_rejects_constant_out_of_range_memref_index(index):
 
 
 def test_translate_accepts_constant_in_range_memref_index():
-    module = parse_loops("""func.func @k(%m: memref<2x4xf32>) -> f32 {
+    module = parse("""func.func @k(%m: memref<2x4xf32>) -> f32 {
   %i = arith.constant 1 : index
   %j = arith.constant 3 : index
   %v = memref.load %m[%i, %j] : memref<2x4xf32>

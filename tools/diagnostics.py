@@ -4,7 +4,6 @@ diagnostic and an exit code, the version line, and the --timing report."""
 from __future__ import annotations
 
 import os
-import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -13,7 +12,7 @@ from pathlib import Path
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 import strata
-from strata.support.errors import ExecutionError, StrataError
+from strata.support.errors import ExecutionError, StrataError, one_line
 from strata.support.timing import Timings
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
@@ -59,22 +58,6 @@ def _report(
     text = one_line(str(error).rstrip() or type(error).__name__) if message else ""
     print(f"{tool}: {prefix}{text}{suffix}", file=sys.stderr)
     return code
-
-
-_LOCATION = re.compile(r"\S.*:\d+:\d+")
-
-
-def one_line(message: str) -> str:
-    """A diagnostic on one line. xDSL's parse errors span several (`file:line:col`, the
-    source line, a caret, the message): they become `file:line:col: error: message`."""
-    lines = message.splitlines()
-    if len(lines) <= 1:
-        return message
-    carets = [i for i, line in enumerate(lines) if line.strip().startswith("^")]
-    if _LOCATION.fullmatch(lines[0]) and carets:
-        rest = " ".join(line.strip() for line in lines[carets[0] + 1 :] if line.strip())
-        return f"{lines[0]}: error: {rest or 'cannot parse'}"
-    return " ".join(line.strip() for line in lines if line.strip())
 
 
 def version_line(tool: str) -> str:
