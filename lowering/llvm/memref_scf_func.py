@@ -24,7 +24,9 @@ def load(emitter: FunctionEmitter, op: memref.LoadOp) -> ir.Value:
     value = emitter.builder.load(pointer, typ=emitter.memory_type(op.memref.type.element_type))
     result_type = emitter.scalar_type(op.res.type)
     if result_type == I1:
-        return emitter.builder.trunc(value, result_type)
+        # Any nonzero byte is true, like numpy's bool and the reference (a bool array viewed
+        # from other bytes may hold 2, 4, ...); stores write 0 / 1.
+        return emitter.builder.icmp_unsigned("!=", value, ir.Constant(I8, 0))
     return emitter.builder.bitcast(value, result_type) if value.type != result_type else value
 
 

@@ -32,11 +32,15 @@ def _erf_of(x: np.ndarray) -> np.ndarray:
 
 
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    if x.size == 0:  # (an empty axis leaves nothing to normalize)
+        return x.copy()
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    if x.size == 0:
+        return x.copy()
     shifted = x - np.max(x, axis=axis, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
@@ -152,22 +156,30 @@ def constant(op: graph.ConstantOp) -> np.ndarray:
     return dense_to_numpy(op.value)
 
 
+def _sum_dtype(x: np.ndarray) -> np.dtype:
+    """f32 sums and means (f16/bf16 arrive as f32) accumulate in f64 and round once, as the
+    compiled targets do; other dtypes sum in their own."""
+    return np.dtype(np.float64) if x.dtype == np.float32 else x.dtype
+
+
 @register_reference(graph.ReduceSumOp)
 def reduce_sum(op: graph.ReduceSumOp, x: np.ndarray) -> np.ndarray:
     p = op.params()
-    return np.sum(x, axis=p["axes"], keepdims=p["keepdims"], dtype=x.dtype)
+    return np.sum(x, axis=p["axes"], keepdims=p["keepdims"], dtype=_sum_dtype(x)).astype(x.dtype)
 
 
 @register_reference(graph.ReduceMeanOp)
 def reduce_mean(op: graph.ReduceMeanOp, x: np.ndarray) -> np.ndarray:
     p = op.params()
-    return np.mean(x, axis=p["axes"], keepdims=p["keepdims"], dtype=x.dtype)
+    return np.mean(x, axis=p["axes"], keepdims=p["keepdims"], dtype=_sum_dtype(x)).astype(x.dtype)
 
 
 @register_reference(graph.ReduceMaxOp)
 def reduce_max(op: graph.ReduceMaxOp, x: np.ndarray) -> np.ndarray:
+    """The maximum of no elements is the identity of max: -inf, or the integer minimum."""
     p = op.params()
-    return np.max(x, axis=p["axes"], keepdims=p["keepdims"])
+    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    return np.max(x, axis=p["axes"], keepdims=p["keepdims"], initial=lowest)
 
 
 @register_reference(graph.MatmulOp)
