@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+from math import prod
+
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, math, memref, scf
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (
+    ComplexType,
+    DenseIntOrFPElementsAttr,
+    FileLineColLoc,
+    IntAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.ir import Operation
 from xdsl.irdl import VerificationContext, IRDLOperation
 from xdsl.parser import Parser
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 from strata.dialects.graph import Graph
 from strata.dialects.tile import Tile
 from strata.dialects.token import Token
+from strata.support.dtypes import compact_splat
 from strata.support.errors import IRError
 from strata.support.locations import location_prefix
 
@@ -47,6 +59,55 @@ class LocatingParser(Parser):
                 IntAttr(start.col),
             )
         return op
+
+    def parse_dense_int_or_fp_elements_attr(self, type):
+        """`dense<...>` as xDSL parses it, except that a splat (`dense<1.0> :
+        tensor<50000000xf32>`, or one element given in hex) stays one stored element
+        (support.dtypes.is_compact_splat) instead of being filled out: xDSL 0.74 builds
+        a Python list of every element, then packs it (gigabytes and tens of seconds for
+        a 110-byte input)."""
+        start = self.pos
+        splat = self._parse_optional_splat(type)
+        if splat is not None:
+            return splat
+        self._resume_from(start)
+        return super().parse_dense_int_or_fp_elements_attr(type)
+
+    def _parse_optional_splat(self, type) -> DenseIntOrFPElementsAttr | None:
+        """A compact splat, or None (the caller rewinds and parses the general way)."""
+        self.parse_punctuation("<", " in dense attribute")
+        token = self._current_token
+        if token.kind == MLIRTokenKind.L_SQUARE or token.kind == MLIRTokenKind.GREATER:
+            return None  # a literal list or an empty literal
+        if token.kind == MLIRTokenKind.STRING_LIT:
+            if len(token.text) > 2 * MAX_ELEMENT_BYTES + 4:  # "0x" and quotes
+                return None  # more than one element: not a splat (and not decoded twice)
+            hex_string = self.parse_str_literal()
+            element = None
+        else:
+            element = self._parse_tensor_literal_element()
+        if self.parse_optional_punctuation(">") is None:
+            return None
+        if type is None:
+            self.parse_punctuation(":", " in dense attribute")
+            type = self._parse_dense_literal_type()
+        element_type = type.get_element_type()
+        if isinstance(element_type, ComplexType) or prod(type.get_shape()) <= 1:
+            return None
+        if element is None:
+            try:
+                data = bytes.fromhex(hex_string[2:])
+            except ValueError:
+                return None
+            return compact_splat(type, data) if len(data) == element_type.compile_time_size else None
+        value = element.to_type(self, element_type)
+        if isinstance(element_type, IntegerType):
+            value = element_type.get_normalized_value(value)
+        return compact_splat(type, element_type.pack([value]))
+
+
+MAX_ELEMENT_BYTES = 16
+"""The largest element a dense literal holds (complex f64)."""
 
 
 def parse_module(text: str, name: str = "<input>") -> ModuleOp:

@@ -42,6 +42,7 @@ from strata.transforms.plan_memory import PlanMemoryPass
 from strata.transforms.split_loops import SplitLoopsPass
 from strata.transforms.token_dce import TokenDcePass
 from strata.transforms.verify_memory_plan import VerifyMemoryPlanPass
+from strata.targets.reproducer import PassCrash, ReproducingPipeline
 
 PassFactory = Callable[[], type[ModulePass]]
 
@@ -81,7 +82,8 @@ class PipelinePass(ModulePass):
         return ",".join(s for s in split_spec(self.STEPS) if s.split("{")[0] not in FUSION_PASSES)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PassPipeline.parse_spec(available_passes(), self.steps(), verify_between).apply(ctx, op)
+        steps = PassPipeline.parse_spec(available_passes(), self.steps(), verify_between)
+        ReproducingPipeline(steps.passes, steps.callback).apply(ctx, op)
 
 
 PIPELINES: dict[str, type[PipelinePass]] = {}
@@ -171,23 +173,27 @@ def timed_steps(callback: PassPipelineCallbackType | None = None, label: str = "
     return between
 
 
-def run_pipeline(module: ModuleOp, spec: str) -> None:
+def run_pipeline(module: ModuleOp, spec: str, reproducer: str | None = None) -> None:
     """Apply a comma-separated pass pipeline (xdsl-opt syntax) in place, verifying after
-    each step; named pipelines run step by step (each step's time is recorded)."""
+    each step; named pipelines run step by step (each step's time is recorded). A pass
+    failing with an internal error raises a PassCrash after writing a reproducer (to
+    `reproducer`, else a fresh file: targets/reproducer.py)."""
     try:
-        pipeline = PassPipeline.parse_spec(available_passes(), expand_pipelines(spec), timed_steps(verify_between))
+        steps = PassPipeline.parse_spec(available_passes(), expand_pipelines(spec), timed_steps(verify_between))
     except StrataError:
         raise
     except (Exception, ArgSpecParseError) as e:  # unknown passes, bad options
         raise StrataError(f"invalid pass pipeline '{spec}': {one_line(str(e))}") from None
+    pipeline = ReproducingPipeline(steps.passes, steps.callback, reproducer)
     try:
         pipeline.apply(make_context(), module)
-    except StrataError:
+    except (StrataError, PassCrash):
         raise
     except Exception as e:
         raise IRError(f"pass pipeline '{spec}' failed: {e}") from None
-    with timed("verify"):
-        verify(module)
+    if not steps.passes:  # otherwise verified after the last step already (verify_between)
+        with timed("verify"):
+            verify(module)
 
 
 def pass_options(pass_type: type[ModulePass]) -> tuple[PassOptionInfo, ...]:

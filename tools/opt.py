@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -25,6 +25,7 @@ from strata.targets.passes import (
     PIPELINES, STRATA_PASSES, expand_pipelines, pass_description, pass_options, split_spec,
     available_passes, timed_steps,
 )  # fmt: skip
+from strata.targets.reproducer import CRASH_DIR_VARIABLE, ReproducingPipeline
 from strata.tools.diagnostics import print_timings, run_reporting_errors, version_line
 
 OUTPUT_TARGETS = ("mlir",)
@@ -63,6 +64,12 @@ class StrataOptMain(xDSLOptMain):
         arg_parser.add_argument(
             "--timing", action="store_true", help="print each pass's time and the total on stderr"
         )
+        arg_parser.add_argument(
+            "--crash-reproducer", metavar="PATH", default=None,
+            help="where a pass that crashes (an internal error) writes the IR it was given and "
+            "the pipeline that reproduces the crash (default: a fresh strata-crash-XXXX.mlir "
+            f"in ${CRASH_DIR_VARIABLE} or the system temp directory)",
+        )  # fmt: skip
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         if self.args.input_file == "-":
@@ -102,10 +109,13 @@ class StrataOptMain(xDSLOptMain):
     def setup_pipeline(self):
         """Named pipelines spelled out into their steps, so --print-between-passes and
         --timing see each step; each pass's time is recorded (for --timing)."""
+        refuse_overwriting_input(self.args.crash_reproducer, self.args.input_file, "--crash-reproducer")
         self.args.passes = expand_pipelines(self.args.passes)
         super().setup_pipeline()
         label = "verify, print" if self.args.print_between_passes else "verify"
-        self.pipeline = PassPipeline(self.pipeline.passes, timed_steps(self.pipeline.callback, label))
+        self.pipeline = ReproducingPipeline(
+            self.pipeline.passes, timed_steps(self.pipeline.callback, label), self.args.crash_reproducer
+        )
 
     def apply_passes(self, prog: ModuleOp):
         with recording() as timings:

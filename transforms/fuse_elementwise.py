@@ -21,7 +21,8 @@ After (2 kernels; %1 is computed once per element, the group has two outputs):
 Rules: members are elementwise ops (broadcasting operands included) whose results all
 have one shape; graph.dropout is a barrier (its random stream is never merged or moved);
 an op joins a group only if that creates no cycle (the group does not depend on the op's
-operands through an op outside it). A value used outside its group becomes a result.
+operands through an op outside it), and only while the group has fewer than
+MAX_GROUP_OPS members. A value used outside its group becomes a result.
 Numerics are unchanged: each op keeps its own scalar rule and rounding.
 """
 
@@ -37,6 +38,18 @@ from xdsl.passes import ModulePass
 
 from strata.dialects import graph
 from strata.dialects.graph_fused import ROW_ANCHORS, fusible
+
+
+MAX_GROUP_OPS = 64
+"""The size (in ops) at which a fused group (one kernel) closes; a longer chain becomes
+several kernels. LLVM's O3 time grows faster than linearly in a kernel's size (a 2000-op
+chain as one kernel: 15 of its 32 s of compile time); with the cap, compile time per op
+stays flat (benchmarks/compile_scaling.py). The benchmarks' and models' groups are far
+smaller (an MLP epilogue: 2-3 ops, GELU or layernorm chains: 10-30), so they stay whole;
+each cut costs one store and one load of the values crossing it. A group at the cap may
+still take ops, up to MAX_GROUP_OPS + MAX_GROUP_OPS // 4, while more than one of its
+values is needed by ops outside it: the cut then passes one value where the program
+allows (the CPU loops recompute a kernel's shared work for each of its outputs)."""
 
 
 def is_epilogue_root(op: Operation) -> bool:
@@ -56,7 +69,10 @@ class Grouping:
     fused op depend on itself."""
 
     epilogues: bool = True
+    max_ops: int = MAX_GROUP_OPS
     parent: dict[Operation, Operation] = field(default_factory=dict)
+    members: dict[Operation, list[Operation]] = field(default_factory=dict)
+    """The members of each group, by its root."""
     ancestors: dict[SSAValue, frozenset[Operation]] = field(default_factory=dict)
     group_ancestors: dict[Operation, set[Operation]] = field(default_factory=dict)
     rooted: set[Operation] = field(default_factory=set)
@@ -83,11 +99,13 @@ class Grouping:
     def visit(self, op: Operation) -> None:
         if self.epilogues and is_epilogue_root(op):
             self.parent[op] = op
+            self.members[op] = [op]
             self.rooted.add(op)
             if isinstance(op, ROW_ANCHORS):
                 self.take_prologue(op)
         elif fusible(op):
             self.parent[op] = op
+            self.members[op] = [op]
             for value in op.operands:
                 self.try_join(op, value)
         below = set().union(*(self.upstream(v) for v in op.operands)) if op.operands else set()
@@ -103,18 +121,23 @@ class Grouping:
         source = self.group_of(op.operands[0])
         if source is None or source in self.rooted or not self.same_shape(source, op):
             return
-        members = [m for m in self.parent if self.find(m) is source]
+        if not self.may_grow(source, op):
+            return
+        members = self.members[source]
         inside = set(members)
         for member in members:
             for use in member.results[0].uses:
                 if use.operation not in inside and not (use.operation is op and use.index == 0):
                     return
         self.parent[source] = op
+        self.members[op] = self.members.pop(source) + self.members[op]
         self.group_ancestors[op] = self.group_ancestors.pop(source, set())
 
     def try_join(self, op: Operation, value: SSAValue) -> None:
         candidate, root = self.group_of(value), self.find(op)
         if candidate is None or candidate is root or not self.same_shape(candidate, op):
+            return
+        if not self.may_grow(candidate, root):
             return
         if (root in self.rooted or candidate in self.rooted) and root is not op:
             # A matmul's group takes single ops after it (its epilogue), never another
@@ -125,16 +148,32 @@ class Grouping:
         if root in self.roots(self.group_ancestors.get(candidate, set())):
             return
         self.parent[root] = candidate
+        self.members[candidate] += self.members.pop(root)
         merged = self.group_ancestors.pop(root, set()) | self.group_ancestors.get(candidate, set())
         self.group_ancestors[candidate] = merged
+
+    def may_grow(self, group: Operation, other: Operation) -> bool:
+        """Whether `group` may take the group `other` (both roots) without breaking the
+        cap (MAX_GROUP_OPS: its slack only while `group` has several outputs)."""
+        size = len(self.members[group]) + len(self.members[other])
+        if size <= self.max_ops:
+            return True
+        return size <= self.max_ops + self.max_ops // 4 and self.open_values(group) > 1
+
+    def open_values(self, group: Operation) -> int:
+        """How many of `group`'s values are used by ops outside it."""
+        return sum(
+            1 for m in self.members[group] for r in m.results
+            if any(u.operation not in self.parent or self.find(u.operation) is not group for u in r.uses)
+        )  # fmt: skip
 
     @staticmethod
     def same_shape(group: Operation, op: Operation) -> bool:
         return group.results[0].type.get_shape() == op.results[0].type.get_shape()
 
 
-def fuse_block(block: Block, epilogues: bool = True) -> None:
-    grouping = Grouping(epilogues)
+def fuse_block(block: Block, epilogues: bool = True, max_ops: int = MAX_GROUP_OPS) -> None:
+    grouping = Grouping(epilogues, max(max_ops, 1))
     ops = list(block.ops)
     for op in ops:
         grouping.visit(op)
@@ -183,13 +222,22 @@ def stable_topological_sort(block: Block, order: dict[Operation, int]) -> None:
     result: list[Operation] = []
 
     def place(op: Operation) -> None:
-        if op in placed:
-            return
-        placed.add(op)
-        for v in op.operands:
-            if isinstance(v.owner, Operation) and v.owner.parent_block() is block:
-                place(v.owner)
-        result.append(op)
+        # Depth-first, operands before users, without recursion (a chain of thousands of
+        # ops would exhaust Python's stack).
+        stack = [(op, False)]
+        while stack:
+            current, expanded = stack.pop()
+            if expanded:
+                result.append(current)
+                continue
+            if current in placed:
+                continue
+            placed.add(current)
+            stack.append((current, True))
+            for v in reversed(current.operands):
+                owner = v.owner
+                if isinstance(owner, Operation) and owner not in placed and owner.parent_block() is block:
+                    stack.append((owner, False))
 
     for op in sorted(ops, key=lambda o: order[o]):
         place(op)
@@ -207,7 +255,10 @@ class FuseElementwisePass(ModulePass):
     matmul_epilogues: bool = True
     """Also fold elementwise consumers of a matmul into the matmul kernel's store."""
 
+    max_group_ops: int = MAX_GROUP_OPS
+    """The most ops one group takes (see MAX_GROUP_OPS)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in op.walk():
             if isinstance(function, func.FuncOp) and function.body.blocks:
-                fuse_block(function.body.block, self.matmul_epilogues)
+                fuse_block(function.body.block, self.matmul_epilogues, self.max_group_ops)

@@ -43,7 +43,7 @@ from xdsl.pattern_rewriter import (
 from strata.dialects import graph
 from strata.dialects.graph_base import ShapeError
 from strata.dialects.graph_nn import above_diagonal
-from strata.support.dtypes import dense_to_numpy
+from strata.support.dtypes import dense_to_numpy, element_count, splat_value
 from strata.dialects.graph_elementwise import GELU_TANH_CUBIC, GELU_TANH_SCALE
 
 
@@ -121,14 +121,22 @@ class FoldScaleOfOperand(RewritePattern):
 
 
 def constant_array(value: SSAValue) -> np.ndarray | None:
+    """The array a graph.constant holds (read-only; a splat is a broadcast view, never
+    filled out)."""
     owner = value.owner
-    return dense_to_numpy(owner.value) if isinstance(owner, graph.ConstantOp) else None
+    if not isinstance(owner, graph.ConstantOp):
+        return None
+    if (splat := splat_value(owner.value)) is not None:
+        return np.broadcast_to(splat, owner.value.get_shape())
+    return dense_to_numpy(owner.value)
 
 
 def scalar_constant(value: SSAValue) -> float | None:
     """The number a one-element graph.constant holds (None for anything else)."""
-    c = constant_array(value)
-    return float(c.reshape(())) if c is not None and c.size == 1 else None
+    owner = value.owner
+    if not isinstance(owner, graph.ConstantOp) or element_count(owner.value) != 1:
+        return None
+    return float(dense_to_numpy(owner.value).reshape(()))
 
 
 def scaled(value: SSAValue) -> tuple[SSAValue, float] | None:
