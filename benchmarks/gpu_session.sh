@@ -2,12 +2,15 @@
 # One device session for the GPU backend (run through the device tool from the repo root,
 # carrying .whl with the xdsl wheels): lays out the strata package, runs the GPU tests and
 # every op suite on the GPU (STRATA_TEST_TARGET=cuda), compute-sanitizer memcheck and
-# racecheck on cooperative kernels, then the benchmarks. `STAGES` picks parts (default all).
+# racecheck on cooperative kernels, then the benchmarks. `STAGES` picks parts (default all;
+# "fuzz" runs strata-fuzz: FUZZ_CASES programs on the CPU configurations and PTX, and
+# FUZZ_GPU_CASES on the GPU, one worker per core).
 set -o pipefail
 export PYTHONUNBUFFERED=1 LLVMLITE_ENABLE_IR_LAYER_TYPED_POINTERS=1
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 STAGES=${STAGES:-"tests suites sanitizers bench"}
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+PYTHONPATH=/tmp/site python3 -c "import ml_dtypes" 2>/dev/null || python3 -m pip install -q --no-index --no-compile --find-links .whl/extra --target /tmp/site ml_dtypes
 rm -rf /tmp/pkg; mkdir -p /tmp/pkg/strata && cp -r strata/* /tmp/pkg/strata/
 for d in support dialects transforms frontends lowering runtime targets tools; do ln -s $PWD/$d /tmp/pkg/strata/$d; done
 export PYTHONPATH=/tmp/pkg:/tmp/site
@@ -31,6 +34,11 @@ if has sanitizers; then
       compute-sanitizer --tool $tool --print-limit 5 python3 -P -m strata.tools.run $program --target cuda --check 2>&1 | tail -3
     done
   done
+fi
+if has fuzz; then
+  echo "== strata-fuzz"
+  python3 -P -m strata.tools.fuzz.cli --cases ${FUZZ_CASES:-2000} --jobs $(nproc) --targets cpu,cpu-unfused,ptx --out $OUT/fuzz-cpu 2>&1 | tail -30
+  python3 -P -m strata.tools.fuzz.cli --cases ${FUZZ_GPU_CASES:-2000} --seed 100000 --jobs $(( $(nproc) / 2 )) --targets cuda --out $OUT/fuzz-cuda 2>&1 | tail -30
 fi
 if has bench; then
   echo "== benchmarks"

@@ -32,7 +32,7 @@ from strata.dialects import graph
 from strata.dialects.graph_base import ShapeError, shape_of, tensor
 from strata.support.errors import BuildError, IRError
 from strata.dialects.context import verify
-from strata.support.dtypes import element_name, element_type_for, numpy_to_dense
+from strata.support.dtypes import element_name, element_name_of_dtype, element_type_for, numpy_to_dense
 
 
 class Tensor:
@@ -170,7 +170,7 @@ class Graph:
         element_type = _element_type(dtype, "graph.constant")
         try:
             array = np.asarray(value)
-            if array.dtype.kind not in "biuf":
+            if array.dtype.kind not in "biuf" and element_name_of_dtype(array.dtype) is None:
                 raise ValueError(f"the value must be numeric, got {array.dtype} {value!r}"[:200])
             attr = numpy_to_dense(array, tensor(array.shape, element_type))
         except (ValueError, TypeError, OverflowError) as e:

@@ -7,6 +7,7 @@ import pytest
 
 import strata
 from strata import ops
+from strata.support.dtypes import NUMPY_DTYPES
 
 
 def rand(rng, shape, dtype=np.float32):
@@ -217,3 +218,15 @@ def test_build_module_with_two_functions_and_entry_selection():
     x = np.linspace(-1, 1, 3, dtype=np.float32)
     np.testing.assert_allclose(strata.interpret(module, x)[0], np.exp(x), rtol=1e-6)
     np.testing.assert_allclose(strata.interpret(module, x, entry="h")[0], np.tanh(x), rtol=1e-6)
+
+
+def test_constant_of_a_bf16_array():
+    """A bf16 numpy array (ml_dtypes) is a constant like any other (found by strata-fuzz)."""
+    value = np.array([[1.5, -2.25], [0.0, 3.0]], NUMPY_DTYPES["bf16"])
+    g = strata.Graph("c")
+    x = g.input("x", (2, 2), "bf16")
+    g.output(x + g.constant(value, "bf16"))
+    module = g.build()
+    x_value = np.ones((2, 2), NUMPY_DTYPES["bf16"])
+    (got,) = strata.compile(module)(x_value)
+    np.testing.assert_array_equal(got, (x_value.astype(np.float32) + value.astype(np.float32)).astype(value.dtype))

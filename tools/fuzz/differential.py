@@ -1,0 +1,156 @@
+"""Run one program on the reference and on every target; say how they differ.
+
+Targets ("configurations"):
+
+* `cpu` — `strata.compile(target="cpu")`, fused (the default pipeline);
+* `cpu-unfused` — the same with `fusion=False` (one kernel per op);
+* `ptx` — the GPU pipeline to PTX through libNVVM (its barrier check included) and
+  `ptxas -arch=sm_90` (compile only: CI has no GPU);
+* `cuda` — run on the GPU.
+
+Every compiled configuration runs twice on the same inputs (a second call must not see
+the first one's state). A result is compared with the reference's exactly when its
+tolerance is 0 and within `TOLERANCE_FACTOR` x its tolerance otherwise (`Value.tolerance`:
+the error its operands' errors can cause plus its op's own, relative to the value)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+import strata
+from strata.support.errors import StrataError
+from strata.tools.fuzz.values import Program
+
+CONFIGURATIONS = ("cpu", "cpu-unfused", "ptx", "cuda")
+TOLERANCE_FACTOR = 4.0
+"""Both sides may err by the bound, and the bound is an estimate."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: str
+    """"ok", "skipped" (the reference rejected the program: a generator bug), "mismatch",
+    "rejected" (a target refused a program the reference ran), "internal" (an exception
+    that is not a StrataError) or "abort" (the process died)."""
+    configuration: str = ""
+    detail: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.kind not in ("ok", "skipped")
+
+    def signature(self) -> str:
+        """What a shrunk program must still show: kind, configuration and the message's
+        first words (no numbers, which change as the program shrinks)."""
+        words = [w for w in self.detail.split()[:6] if not any(c.isdigit() for c in w)]
+        return f"{self.kind}:{self.configuration}:{' '.join(words)}"
+
+
+def available_configurations() -> tuple[str, ...]:
+    """Those this machine can run: PTX needs ptxas (and libNVVM), cuda a GPU."""
+    found = ["cpu", "cpu-unfused"]
+    if _ptxas():
+        found.append("ptx")
+    try:
+        from numba import cuda
+
+        if cuda.is_available():
+            found.append("cuda")
+    except ImportError:
+        pass
+    return tuple(found)
+
+
+def _ptxas() -> str | None:
+    cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda-13.0")
+    candidate = os.path.join(cuda_home, "bin", "ptxas")
+    return shutil.which("ptxas") or (candidate if os.path.exists(candidate) else None)
+
+
+def run_program(program: Program, configurations: tuple[str, ...]) -> Outcome:
+    """Compare every configuration with the reference; the first failure found."""
+    return run_module(program.module, program.inputs, [v.tolerance for v in program.results], configurations)
+
+
+def run_module(module, inputs: list[np.ndarray], bounds: list[tuple[float, float]], configurations) -> Outcome:
+    try:
+        reference = strata.interpret(module, *inputs)
+    except StrataError as e:
+        return Outcome("skipped", "reference", _first_line(e))
+    except Exception as e:  # noqa: BLE001 - the oracle itself failed: an internal error
+        return Outcome("internal", "reference", f"{type(e).__name__}: {_first_line(e)}")
+    for configuration in configurations:
+        outcome = _run_configuration(module, inputs, reference, bounds, configuration)
+        if outcome.failed:
+            return outcome
+    return Outcome("ok")
+
+
+def _run_configuration(module, inputs, reference, bounds, configuration: str) -> Outcome:
+    try:
+        if configuration == "ptx":
+            _compile_ptx(module)
+            return Outcome("ok")
+        target = "cuda" if configuration == "cuda" else "cpu"
+        executable = strata.compile(module.clone(), target=target, fusion=configuration != "cpu-unfused")
+        for attempt in ("first call", "second call"):
+            results = executable(*[a.copy() for a in inputs])
+            mismatch = _compare(results, reference, bounds)
+            if mismatch:
+                return Outcome("mismatch", configuration, f"{attempt}: {mismatch}")
+    except StrataError as e:
+        return Outcome("rejected", configuration, f"{type(e).__name__}: {_first_line(e)}")
+    except Exception as e:  # noqa: BLE001 - what the fuzzer is looking for
+        return Outcome("internal", configuration, f"{type(e).__name__}: {_first_line(e)}")
+    return Outcome("ok")
+
+
+def _compare(results, reference, bounds) -> str:
+    if len(results) != len(reference):
+        return f"{len(results)} results, the reference has {len(reference)}"
+    for i, (got, want, bound) in enumerate(zip(results, reference, bounds)):
+        got, want = np.asarray(got), np.asarray(want)
+        if got.shape != want.shape or got.dtype != want.dtype:
+            return f"result{i} is {got.dtype}{list(got.shape)}, the reference's {want.dtype}{list(want.shape)}"
+        g64, w64 = got.astype(np.float64), want.astype(np.float64)
+        same = (g64 == w64) | (np.isnan(g64) & np.isnan(w64))
+        absolute, relative = bound
+        allowed = TOLERANCE_FACTOR * (absolute + relative * np.abs(w64))
+        with np.errstate(invalid="ignore"):
+            bad = ~same & ~(np.abs(g64 - w64) <= allowed)
+        if bad.any():
+            where = tuple(int(j) for j in np.argwhere(bad)[0])
+            return (
+                f"result{i}[{', '.join(map(str, where))}] = {got[where]!r}, the reference's "
+                f"{want[where]!r} (allowed |delta| {allowed[where]:.3g}; {int(bad.sum())} elements differ)"
+            )
+    return ""
+
+
+def _compile_ptx(module) -> None:
+    from strata.lowering.nvvm.translate import module_to_ptx
+    from strata.targets.cuda import GpuPipelinePass
+    from strata.targets.passes import run_pipeline
+
+    module = module.clone()
+    run_pipeline(module, GpuPipelinePass.STEPS)
+    ptx = module_to_ptx(module, "sm_90")[1]
+    if not ptx:
+        return
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx") as f:
+        f.write(ptx)
+        f.flush()
+        done = subprocess.run([_ptxas(), "-arch=sm_90", f.name, "-o", os.devnull], capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"ptxas rejected the PTX: {_first_line(done.stderr)}")
+
+
+def _first_line(error: object) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:400] if text else type(error).__name__
