@@ -97,8 +97,14 @@ def drive(args) -> int:
     workers = [_Worker(share, args) for share in shares if share]
     while any(w.alive for w in workers):
         for w in workers:
-            if w.alive:
-                reports.extend(w.poll())
+            if not w.alive:
+                continue
+            for report in w.poll():  # failures and progress as they come: long runs
+                reports.append(report)
+                if report["kind"] not in ("ok", "skipped"):
+                    print(_failure_line(report), flush=True)
+                if len(reports) % 1000 == 0:
+                    print(f"... {len(reports)} cases, {time.perf_counter() - started:.0f} s", flush=True)
     _summarize(reports, args, time.perf_counter() - started)
     return 1 if any(r["kind"] not in ("ok", "skipped") for r in reports) else 0
 
@@ -170,8 +176,12 @@ def _summarize(reports: list[dict], args, seconds: float) -> None:
         print(f"ops covered: {len(covered)} of {len(OP_NAMES)}" + (f" (missing: {', '.join(missing)})" if missing else ""))
     for r in reports:
         if r["kind"] not in ("ok", "skipped"):
-            where = f" -> {r['reproducer']}" if "reproducer" in r else ""
-            print(f"FAIL seed {r['seed']}: {r['kind']} on {r['configuration']}: {r['detail']}{where}")
+            print(_failure_line(r))
+
+
+def _failure_line(r: dict) -> str:
+    where = f" -> {r['reproducer']}" if "reproducer" in r else ""
+    return f"FAIL seed {r['seed']}: {r['kind']} on {r['configuration']}: {r['detail']}{where}"
 
 
 def main(argv: list[str] | None = None) -> int:
