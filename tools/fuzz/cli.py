@@ -127,7 +127,8 @@ class _Worker:
         if not self.pending:
             self.process = None
             return
-        command = [sys.executable, "-m", "strata.tools.fuzz.cli", "--worker", "--mode", self.args.mode,
+        python = [sys.executable, "-P"] if sys.flags.safe_path else [sys.executable]  # the driver's sys.path
+        command = [*python, "-m", "strata.tools.fuzz.cli", "--worker", "--mode", self.args.mode,
                    "--targets", ",".join(self.args.configurations), "--max-ops", str(self.args.max_ops),
                    "--out", self.args.out] + (["--no-shrink"] if self.args.no_shrink else [])  # fmt: skip
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
