@@ -8,6 +8,8 @@
 
     g = strata.Graph("f"); x = g.input("x", (4, 8))    # the builder API (frontends/builder.py)
     g.output(strata.ops.relu(x * 2.0)); module = g.build()
+
+    compiled = strata.compile_torch(model, (x,))      # PyTorch models (needs torch)
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -17,7 +19,7 @@ from strata.dialects.context import parse_module
 from strata.frontends import builder as ops
 from strata.frontends.builder import Graph, Tensor, build_module
 from strata.grad import grad, value_and_grad
-from strata.support.errors import BuildError, ExecutionError, InputError, IRError, StrataError
+from strata.support.errors import BuildError, ExecutionError, InputError, IRError, StrataError, UnsupportedOpError
 from strata.training import SGD, Adam, Trainer, build_train_step
 
 try:
@@ -47,4 +49,17 @@ __all__ = [
     "interpret",
     "parse_module",
     "value_and_grad",
+    "UnsupportedOpError",
 ]
+
+_TORCH_NAMES = ("compile_torch", "from_torch", "TorchExecutable")
+"""strata/torch_api.py's entry points (not in __all__: `from strata import *` needs no torch)."""
+
+
+def __getattr__(name: str):
+    """The PyTorch entry points, imported on first use (so `import strata` needs no torch)."""
+    if name in _TORCH_NAMES:
+        from strata import torch_api
+
+        return getattr(torch_api, name)
+    raise AttributeError(f"module 'strata' has no attribute {name!r}")

@@ -42,3 +42,8 @@ class BuildError(StrataError):
 
 class TargetUnavailableError(StrataError):
     """The requested target cannot run here (e.g. no GPU or driver for "cuda")."""
+
+
+class UnsupportedOpError(StrataError):
+    """A program from another framework uses an operation Strata cannot translate (the
+    message names the operation, where the model uses it, and what is supported)."""
