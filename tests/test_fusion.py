@@ -272,3 +272,36 @@ def test_row_groups_with_neighbours_of_another_element_type(name, fusion):
     for comparison, g, w in zip(compare(got, want), got, want):
         assert g.dtype == w.dtype and g.shape == w.shape
         assert comparison.ok, comparison
+
+
+def test_log_softmax_loss_gradient_fuses_without_cycle():
+    """The gradient of a log_softmax loss: the compare/select group reads the log_softmax
+    result, and the reduce_sum of its other select feeds an elementwise consumer of that
+    log_softmax. Taking that consumer into the log_softmax's group as an epilogue would make
+    the group consume its own result (lower-graph-to-tile used to crash with a KeyError)."""
+    g = strata.Graph("loss")
+    x, labels = g.param("x", (4, 5)), g.input("labels", (4,), "i64")
+    lp = ops.log_softmax(x)
+    onehot = ops.compare(ops.reshape(labels, (4, 1)), g.constant(np.arange(5), "i64"), "eq")
+    g.output(ops.reduce_mean(ops.neg(ops.reduce_sum(ops.select(onehot, lp, g.constant(0.0)), [1])), [0]))
+    module = g.build()
+    rng = np.random.default_rng(0)
+    xs, ys = rng.standard_normal((4, 5)).astype(np.float32), np.array([3, 0, 4, 1])
+    loss, grad = strata.value_and_grad(module, argnums=0)(xs, ys)
+
+    (want_loss,) = strata.interpret(module, xs, ys)
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-5, atol=1e-6)
+
+    def reference(x64: np.ndarray) -> float:
+        shifted = x64 - x64.max(axis=1, keepdims=True)
+        log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        return -log_probs[np.arange(4), ys].mean()
+
+    x64, eps = xs.astype(np.float64), 1e-6
+    numeric = np.zeros_like(x64)
+    for index in np.ndindex(x64.shape):
+        step = np.zeros_like(x64)
+        step[index] = eps
+        numeric[index] = (reference(x64 + step) - reference(x64 - step)) / (2 * eps)
+    np.testing.assert_allclose(loss, reference(x64), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(grad, numeric, rtol=1e-4, atol=1e-5)

@@ -21,7 +21,10 @@ After (2 kernels; %1 is computed once per element, the group has two outputs):
 Rules: members are elementwise ops (broadcasting operands included) whose results all
 have one shape; graph.dropout is a barrier (its random stream is never merged or moved);
 an op joins a group only if that creates no cycle (the group does not depend on the op's
-operands through an op outside it), and only while the group has fewer than
+operands through an op outside it; more generally, two groups merge only if no path
+leads from one to the other through an op outside both, followed through the groups'
+ancestors transitively: a group's consumers depend on all of its inputs, including those
+of members that joined later), and only while the group has fewer than
 MAX_GROUP_OPS members. A value used outside its group becomes a result.
 Numerics are unchanged: each op keeps its own scalar rule and rounding.
 """
@@ -66,7 +69,9 @@ class Grouping:
     """Union-find over fusible ops. `ancestors[v]` holds the groups a value depends on,
     other than its own (through any path): an op may join group C only if none of its
     operands depends on C through something outside C, which is what would make the
-    fused op depend on itself."""
+    fused op depend on itself. These sets are per value and fixed when the value is
+    visited, while a group keeps taking members (and their inputs): `may_merge` therefore
+    follows `group_ancestors` transitively before any two groups merge."""
 
     epilogues: bool = True
     max_ops: int = MAX_GROUP_OPS
@@ -77,6 +82,8 @@ class Grouping:
     group_ancestors: dict[Operation, set[Operation]] = field(default_factory=dict)
     rooted: set[Operation] = field(default_factory=set)
     """Groups headed by a matmul (two of them never merge)."""
+    visited: set[Operation] = field(default_factory=set)
+    """The ops visited so far (all of them precede the op being visited)."""
 
     def find(self, op: Operation) -> Operation:
         while self.parent[op] is not op:
@@ -97,6 +104,7 @@ class Grouping:
         return self.roots(self.ancestors.get(value, frozenset())) | ({own} if own is not None else set())
 
     def visit(self, op: Operation) -> None:
+        self.visited.add(op)
         if self.epilogues and is_epilogue_root(op):
             self.parent[op] = op
             self.members[op] = [op]
@@ -121,7 +129,7 @@ class Grouping:
         source = self.group_of(op.operands[0])
         if source is None or source in self.rooted or not self.same_shape(source, op):
             return
-        if not self.may_grow(source, op):
+        if not self.may_grow(source, op) or not self.may_merge(source, op):
             return
         members = self.members[source]
         inside = set(members)
@@ -147,10 +155,57 @@ class Grouping:
             return
         if root in self.roots(self.group_ancestors.get(candidate, set())):
             return
+        if not self.may_merge(candidate, root):
+            return
         self.parent[root] = candidate
         self.members[candidate] += self.members.pop(root)
         merged = self.group_ancestors.pop(root, set()) | self.group_ancestors.get(candidate, set())
         self.group_ancestors[candidate] = merged
+
+    def may_merge(self, a: Operation, b: Operation) -> bool:
+        """Whether groups `a` and `b` (roots) may become one fused op: no path leads from
+        one to the other through an op outside both (the fused op would consume its own
+        result). The checks in `try_join` only see what each value depends on itself;
+        a consumer of a fused op depends on all of the group's inputs, including those
+        that members merged later brought in, so this follows the groups' ancestors
+        transitively."""
+        return not self.reaches(a, b) and not self.reaches(b, a)
+
+    def reaches(self, source: Operation, target: Operation) -> bool:
+        """Whether a path leads from group `source` to group `target` through an op
+        outside both (among the ops visited so far). Positions bound nothing here: a
+        group's members may lie far apart, so a path through groups may go backwards in
+        the block (a late member consumes `source`, an early one feeds `target`)."""
+        pair = (source, target)
+        small_source = len(self.members[source]) <= len(self.members[target])
+        if small_source and not self.read_outside(source, pair):
+            return False  # e.g. `source` is the op being visited: nothing reads it yet
+        stack: list[Operation] = []
+        for member in self.members[target]:
+            for value in member.operands:
+                owner = value.owner
+                if owner in self.parent and self.find(owner) in pair:
+                    continue
+                stack.extend(self.upstream(value))
+        if not stack or (not small_source and not self.read_outside(source, pair)):
+            return False
+        seen: set[Operation] = set()
+        while stack:
+            group = stack.pop()
+            if group in seen or group is target:
+                continue
+            if group is source:
+                return True
+            seen.add(group)
+            stack.extend(self.roots(self.group_ancestors.get(group, ())))
+        return False
+
+    def read_outside(self, group: Operation, pair: tuple[Operation, Operation]) -> bool:
+        """Whether an op visited so far, outside both groups of `pair`, reads `group`."""
+        return any(
+            use.operation in self.visited and (use.operation not in self.parent or self.find(use.operation) not in pair)
+            for member in self.members[group] for r in member.results for use in r.uses
+        )  # fmt: skip
 
     def may_grow(self, group: Operation, other: Operation) -> bool:
         """Whether `group` may take the group `other` (both roots) without breaking the
