@@ -20,6 +20,7 @@ from torch.export import ExportedProgram
 from strata.api import Executable, compile
 from strata.frontends.torch import ImportedProgram, import_program
 from strata.frontends.torch.values import to_numpy
+from strata.runtime.cuda import copied_as, require_cuda
 from strata.support.errors import InputError
 
 __all__ = ["TorchExecutable", "compile_torch", "from_torch"]
@@ -43,9 +44,12 @@ def compile_torch(model: torch.nn.Module | ExportedProgram, example_args: Sequen
     return TorchExecutable(model, example_args, example_kwargs, target)
 
 
-def _array(value: object) -> np.ndarray:
-    """A numpy view of a CPU tensor (no copy when contiguous), or the value as an array."""
+def _array(value: object, target: str) -> object:
+    """A numpy view of a CPU tensor (no copy when contiguous), or the value as an array;
+    for target "cuda", a contiguous CUDA tensor as it is (read in place on the device)."""
     if isinstance(value, torch.Tensor):
+        if target == "cuda" and value.is_cuda and value.is_contiguous() and value.dtype != torch.bfloat16:
+            return value.detach()
         return to_numpy(value)
     return np.asarray(value)
 
@@ -59,15 +63,22 @@ def _tensor(array: np.ndarray) -> torch.Tensor:
 class TorchExecutable:
     """A compiled PyTorch model: `compiled(*args, **kwargs)` runs it with Strata.
 
-    The parameters are bound once: their numpy views (sharing memory with the model's
-    CPU tensors) are passed to every call, never copied."""
+    The parameters are bound once. On the CPU (and "reference"), their numpy views
+    (sharing memory with the model's tensors) are passed to every call, never copied. For
+    "cuda" they are copied to the device once, when a shape is compiled (`device_params`,
+    shared by every shape's program), and each call passes those device arrays, which the
+    kernels read in place: only the inputs travel to the device. (bf16 parameters, which
+    the runtime takes from the host only, are copied at every call.)"""
 
     def __init__(self, model, example_args, example_kwargs, target: str):
         if isinstance(example_args, torch.Tensor) or not isinstance(example_args, (tuple, list)):
             example_args = (example_args,)
         self.model = model
         self.target = target
-        self.programs: dict[tuple, tuple[ImportedProgram, Executable, list[np.ndarray]]] = {}
+        self.device_params: dict[tuple, object] = {}
+        """target "cuda": the parameters' device arrays, by what identifies the host array
+        they were copied from (its address, shape, strides and dtype)."""
+        self.programs: dict[tuple, tuple[ImportedProgram, Executable, list[object]]] = {}
         self.imported, self.executable, self.params = self._compile(tuple(example_args), dict(example_kwargs or {}))
 
     @property
@@ -83,15 +94,28 @@ class TorchExecutable:
             for leaf in leaves
         )
 
-    def _compile(self, args: tuple, kwargs: dict) -> tuple[ImportedProgram, Executable, list[np.ndarray]]:
+    def _compile(self, args: tuple, kwargs: dict) -> tuple[ImportedProgram, Executable, list[object]]:
         leaves, _ = pytree.tree_flatten((args, kwargs))
         # torch.export takes tensors: numpy inputs are traced as tensors sharing their memory
         args, kwargs = pytree.tree_map(lambda v: _tensor(v) if isinstance(v, np.ndarray) else v, (args, kwargs))
         imported = import_program(self.model, args, kwargs)
         executable = compile(imported.module, target=self.target)
-        program = (imported, executable, list(imported.params.values()))
+        params = list(imported.params.values())
+        if self.target == "cuda":
+            params = [self._on_device(p) for p in params]
+        program = (imported, executable, params)
         self.programs[self._key(leaves)] = program
         return program
+
+    def _on_device(self, array: np.ndarray) -> object:
+        """The device copy of a parameter, made the first time it is met; a bf16 one stays
+        on the host (the runtime checks device arrays' dtypes, and bf16 has none there)."""
+        if copied_as(array.dtype) != array.dtype:
+            return array
+        key = (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
+        if key not in self.device_params:
+            self.device_params[key] = require_cuda().to_device(np.ascontiguousarray(array))
+        return self.device_params[key]
 
     def __call__(self, *args: object, **kwargs: object):
         leaves, _ = pytree.tree_flatten((args, kwargs))
@@ -104,7 +128,7 @@ class TorchExecutable:
         imported, executable, params = found
         if len(leaves) != len(imported.input_is_tensor):
             raise InputError(f"the model was traced with {len(imported.input_is_tensor)} inputs, got {len(leaves)}")
-        inputs = [_array(leaf) for leaf, is_tensor in zip(leaves, imported.input_is_tensor) if is_tensor]
+        inputs = [_array(leaf, self.target) for leaf, is_tensor in zip(leaves, imported.input_is_tensor) if is_tensor]
         results = [_tensor(r) for r in executable(*inputs, *params)]
         try:
             return pytree.tree_unflatten(results, imported.out_spec)
