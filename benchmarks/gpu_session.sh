@@ -39,6 +39,7 @@ if has fuzz; then
   echo "== strata-fuzz"
   python3 -P -m strata.tools.fuzz.cli --cases ${FUZZ_CASES:-2000} --jobs $(nproc) --targets cpu,cpu-unfused,ptx --out $OUT/fuzz-cpu 2>&1 | tail -30
   python3 -P -m strata.tools.fuzz.cli --cases ${FUZZ_GPU_CASES:-2000} --seed 100000 --jobs $(( $(nproc) / 2 )) --targets cuda --out $OUT/fuzz-cuda 2>&1 | tail -30
+  python3 -P -m strata.tools.fuzz.cli --mode grad --cases ${FUZZ_GRAD_CASES:-2000} --jobs $(nproc) --targets cpu,cpu-unfused --out $OUT/fuzz-grad 2>&1 | tail -10
   for mode in parser npz; do
     python3 -P -m strata.tools.fuzz.cli --mode $mode --cases ${FUZZ_CASES:-2000} --jobs $(nproc) --out $OUT/fuzz-$mode 2>&1 | tail -5
   done

@@ -15,7 +15,8 @@ import pytest
 
 import strata
 from strata.dialects.graph import GRAPH_OPS
-from strata.tools.fuzz.differential import Outcome, available_configurations, run_module
+from strata.tools.fuzz.cli import GRADIENT_FLOATS
+from strata.tools.fuzz.differential import Outcome, available_configurations, run_gradient_module, run_module
 from strata.tools.fuzz.generate import OP_NAMES, generate
 from strata.tools.fuzz.mutate import fuzz_npz, fuzz_parser
 from strata.tools.fuzz.shrink import Case, shrink
@@ -23,6 +24,7 @@ from strata.tools.fuzz.shrink import Case, shrink
 CHUNK = 10
 PROGRAM_SEEDS = range(0, 200)
 MUTATION_SEEDS = range(0, 300)
+GRADIENT_SEEDS = range(0, 30)
 
 
 @pytest.fixture(autouse=True)
@@ -66,6 +68,20 @@ def test_random_programs_agree_with_the_reference(first):
         if outcome.kind == "skipped" or outcome.failed:
             small = shrink(case.clone(), outcome, lambda m, i, b: run_module(m, i, b, configurations), budget=150)
             failures.append(f"seed {seed}: {outcome.kind} on {outcome.configuration}: {outcome.detail}\n{small.module}")
+    assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.parametrize("first", range(GRADIENT_SEEDS.start, GRADIENT_SEEDS.stop, CHUNK))
+def test_random_gradients_agree_with_the_reference(first):
+    """The programs' @fuzz_grad (autodiff), fused and unfused, against the reference."""
+    configurations = tuple(c for c in available_configurations() if c != "ptx")
+    failures = []
+    for seed in range(first, first + CHUNK):
+        program = generate(seed, floats=GRADIENT_FLOATS)
+        bounds = [v.tolerance for v in program.results]
+        outcome = run_gradient_module(program.module, program.inputs, bounds, configurations)
+        if outcome.kind == "skipped" or outcome.failed:
+            failures.append(f"seed {seed}: {outcome.kind} on {outcome.configuration}: {outcome.detail}\n{program.module}")
     assert not failures, "\n\n".join(failures)
 
 

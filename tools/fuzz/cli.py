@@ -2,6 +2,7 @@
 
     strata-fuzz --cases 10000 --jobs 2                  # random programs, CPU (+ PTX)
     strata-fuzz --cases 2000 --targets cuda             # on a GPU machine
+    strata-fuzz --mode grad --cases 2000                # gradients (autodiff) of f32/f64 programs
     strata-fuzz --mode parser --cases 5000              # mutated IR text
     strata-fuzz --mode npz --cases 5000                 # mutated .npz inputs
 
@@ -24,12 +25,18 @@ import time
 import warnings
 
 from strata.tools.diagnostics import run_reporting_errors, version_line
-from strata.tools.fuzz.differential import CONFIGURATIONS, Outcome, available_configurations, run_module
+from strata.tools.fuzz.differential import (
+    CONFIGURATIONS, Outcome, available_configurations, run_gradient_module, run_module,
+)  # fmt: skip
 from strata.tools.fuzz.generate import OP_NAMES, generate
+from strata.tools.fuzz.values import FLOATS
 from strata.tools.fuzz.mutate import fuzz_npz, fuzz_parser, scratch_directory
 from strata.tools.fuzz.shrink import Case, shrink, write_reproducer
 
-MODES = ("programs", "parser", "npz")
+MODES = ("programs", "grad", "parser", "npz")
+GRADIENT_FLOATS = ("f32", "f64")
+"""Gradients of f16/bf16 programs are too sensitive to last-bit differences (a max or
+relu choosing another element) for a differential test."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,13 +61,16 @@ def run_case(seed: int, args) -> dict:
         with scratch_directory() as workdir:
             outcome = (fuzz_parser if args.mode == "parser" else fuzz_npz)(seed, workdir)
         return _report(seed, outcome)
-    program = generate(seed, max_ops=args.max_ops)
+    gradients = args.mode == "grad"
+    program = generate(seed, max_ops=args.max_ops, floats=GRADIENT_FLOATS if gradients else FLOATS)
     case = Case(program.module, program.inputs, [v.tolerance for v in program.results])
-    outcome = run_module(case.module, case.inputs, case.bounds, args.configurations)
+    check = run_gradient_module if gradients else run_module
+    outcome = check(case.module, case.inputs, case.bounds, args.configurations)
     report = _report(seed, outcome, sorted(set(program.op_names)))
     if outcome.failed:
         if not args.no_shrink:
-            case = shrink(case.clone(), outcome, lambda m, i, b: run_module(m, i, b, (outcome.configuration,)))
+            only = (outcome.configuration,) if outcome.configuration in CONFIGURATIONS else args.configurations
+            case = shrink(case.clone(), outcome, lambda m, i, b: check(m, i, b, only))
         report["reproducer"] = _write(case, seed, outcome, args)
     return report
 
@@ -159,8 +169,9 @@ class _Worker:
     def _abort(self, seed: int, status: int) -> dict:
         outcome = Outcome("abort", "process", f"the worker died (status {status}) on this case")
         report = _report(seed, outcome)
-        if self.args.mode == "programs":
-            program = generate(seed, max_ops=self.args.max_ops)
+        if self.args.mode in ("programs", "grad"):
+            floats = GRADIENT_FLOATS if self.args.mode == "grad" else FLOATS
+            program = generate(seed, max_ops=self.args.max_ops, floats=floats)
             case = Case(program.module, program.inputs, [v.tolerance for v in program.results])
             report["reproducer"] = _write(case, seed, outcome, self.args)
         return report
@@ -171,7 +182,7 @@ def _summarize(reports: list[dict], args, seconds: float) -> None:
     print(f"strata-fuzz: {len(reports)} cases ({args.mode}; seeds {args.seed}..{args.seed + args.cases - 1}; "
           f"targets {', '.join(args.configurations)}) in {seconds:.1f} s")  # fmt: skip
     print("outcomes: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
-    if args.mode == "programs":
+    if args.mode in ("programs", "grad"):
         covered = {op for r in reports for op in r["ops"]}
         missing = sorted(f"graph.{name}" for name in OP_NAMES if f"graph.{name}" not in covered)
         print(f"ops covered: {len(covered)} of {len(OP_NAMES)}" + (f" (missing: {', '.join(missing)})" if missing else ""))

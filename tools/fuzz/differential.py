@@ -78,27 +78,61 @@ def run_program(program: Program, configurations: tuple[str, ...]) -> Outcome:
     return run_module(program.module, program.inputs, [v.tolerance for v in program.results], configurations)
 
 
-def run_module(module, inputs: list[np.ndarray], bounds: list[tuple[float, float]], configurations) -> Outcome:
+GRADIENT_TOLERANCE = {"f64": 1e-8, "f32": 2e-3, "f16": 6e-2, "bf16": 1.2e-1}
+"""Gradients get no propagated bound: they may differ by this times their largest
+magnitude (per result)."""
+
+
+def run_gradient_module(module, inputs: list[np.ndarray], bounds, configurations) -> Outcome:
+    """Differentiate the program (`autodiff`), then compare `@fuzz_grad` like
+    `run_module`: the forward results with `bounds`, the gradients with
+    GRADIENT_TOLERANCE; cotangents are drawn from the result types."""
+    from strata.support.dtypes import element_name, tensor_dtype
+    from strata.transforms.autodiff import differentiate
+
+    differentiated = module.clone()
     try:
-        reference = strata.interpret(module, *inputs)
+        gradient = differentiate(differentiated, "fuzz")
+    except StrataError as e:
+        return Outcome("rejected", "autodiff", f"{type(e).__name__}: {_first_line(e)}")
+    except Exception as e:  # noqa: BLE001
+        return Outcome("internal", "autodiff", f"{type(e).__name__}: {_first_line(e)}")
+    rng = np.random.default_rng(0)
+    argument_types = gradient.function_type.inputs.data[len(inputs):]
+    cotangents = [
+        rng.uniform(-1, 1, t.get_shape()).astype(tensor_dtype(t)) if tensor_dtype(t).kind == "f"
+        else np.zeros(t.get_shape(), tensor_dtype(t))
+        for t in argument_types
+    ]  # fmt: skip
+    gradient_types = gradient.function_type.outputs.data[len(bounds):]
+    scaled = [(0.0, 0.0, GRADIENT_TOLERANCE.get(element_name(t.element_type), 0.0)) for t in gradient_types]
+    return run_module(differentiated, [*inputs, *cotangents], [*bounds, *scaled], configurations, entry="fuzz_grad")
+
+
+def run_module(module, inputs: list[np.ndarray], bounds, configurations, entry: str | None = None) -> Outcome:
+    """Each configuration against the reference; `bounds`: per result, (absolute,
+    relative) or (absolute, relative, relative to the result's largest magnitude)."""
+    try:
+        reference = strata.interpret(module, *inputs, entry=entry)
     except StrataError as e:
         return Outcome("skipped", "reference", _first_line(e))
     except Exception as e:  # noqa: BLE001 - the oracle itself failed: an internal error
         return Outcome("internal", "reference", f"{type(e).__name__}: {_first_line(e)}")
     for configuration in configurations:
-        outcome = _run_configuration(module, inputs, reference, bounds, configuration)
+        outcome = _run_configuration(module, inputs, reference, bounds, configuration, entry)
         if outcome.failed:
             return outcome
     return Outcome("ok")
 
 
-def _run_configuration(module, inputs, reference, bounds, configuration: str) -> Outcome:
+def _run_configuration(module, inputs, reference, bounds, configuration: str, entry: str | None) -> Outcome:
     try:
         if configuration == "ptx":
             _compile_ptx(module)
             return Outcome("ok")
         target = "cuda" if configuration == "cuda" else "cpu"
-        executable = strata.compile(module.clone(), target=target, fusion=configuration != "cpu-unfused")
+        fusion = configuration != "cpu-unfused"
+        executable = strata.compile(module.clone(), target=target, entry=entry, fusion=fusion)
         for attempt in ("first call", "second call"):
             results = executable(*[a.copy() for a in inputs])
             mismatch = _compare(results, reference, bounds)
@@ -120,8 +154,9 @@ def _compare(results, reference, bounds) -> str:
             return f"result{i} is {got.dtype}{list(got.shape)}, the reference's {want.dtype}{list(want.shape)}"
         g64, w64 = got.astype(np.float64), want.astype(np.float64)
         same = (g64 == w64) | (np.isnan(g64) & np.isnan(w64))
-        absolute, relative = bound
-        allowed = TOLERANCE_FACTOR * (absolute + relative * np.abs(w64))
+        absolute, relative, of_largest = (*bound, 0.0)[:3]
+        largest = float(np.nanmax(np.abs(w64), initial=0.0)) if w64.size else 0.0
+        allowed = TOLERANCE_FACTOR * (absolute + relative * np.abs(w64) + of_largest * largest)
         with np.errstate(invalid="ignore"):
             bad = ~same & ~(np.abs(g64 - w64) <= allowed)
         if bad.any():

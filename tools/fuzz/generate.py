@@ -12,14 +12,16 @@ import numpy as np
 
 from strata.support.errors import BuildError
 from strata.tools.fuzz.ops import OP_BUILDERS
-from strata.tools.fuzz.values import Generator, Program
+from strata.tools.fuzz.values import FLOATS, Generator, Program
 
 OP_NAMES = tuple(OP_BUILDERS)
 
 
-def generate(seed: int, max_ops: int = 25, only: tuple[str, ...] | None = None) -> Program:
-    """The program of `seed`: 3 to `max_ops` ops (`only`: draw from these op names)."""
-    g = Generator(seed, max_ops)
+def generate(seed: int, max_ops: int = 25, only: tuple[str, ...] | None = None,
+             floats: tuple[str, ...] = FLOATS) -> Program:
+    """The program of `seed`: 3 to `max_ops` ops (`only`: drawn from these op names;
+    `floats`: the float element types used)."""
+    g = Generator(seed, max_ops, floats)
     names = only or OP_NAMES
     target = int(g.rng.integers(3, max_ops + 1))
     attempts = 0

@@ -98,7 +98,7 @@ class Program:
 
 
 class Generator:
-    def __init__(self, seed: int, max_ops: int = 25):
+    def __init__(self, seed: int, max_ops: int = 25, floats: tuple[str, ...] = FLOATS):
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.graph = Graph("fuzz")
@@ -106,6 +106,7 @@ class Generator:
         self.inputs: list[np.ndarray] = []
         self.op_names: list[str] = []
         self.max_ops = max_ops
+        self.excluded = frozenset(FLOATS) - frozenset(floats)
         self.zero_sizes = self.rng.random() < 0.04
 
     # -- random choices -------------------------------------------------------------------
@@ -117,7 +118,7 @@ class Generator:
         return items[int(self.rng.integers(len(items)))]
 
     def dtype(self, kinds: tuple[str, ...] | None = None) -> str:
-        names = [n for n in DTYPE_WEIGHTS if kinds is None or n in kinds]
+        names = [n for n in DTYPE_WEIGHTS if (kinds is None or n in kinds) and n not in self.excluded]
         weights = np.array([DTYPE_WEIGHTS[n] for n in names], dtype=float)
         return names[int(self.rng.choice(len(names), p=weights / weights.sum()))]
 
@@ -169,6 +170,7 @@ class Generator:
     def operand(self, dtypes: tuple[str, ...], accept: Callable[[Value], bool] = lambda v: True,
                 positive: bool = False) -> Value:
         """An existing value of one of `dtypes` that `accept`s, or a new input."""
+        dtypes = tuple(d for d in dtypes if d not in self.excluded)
         found = self.existing(lambda v: v.dtype in dtypes and accept(v))
         if found is not None and self.chance(0.85):
             return found
