@@ -42,7 +42,9 @@ def reduce_sum(ctx: VjpContext) -> Cotangents:
 def reduce_mean(ctx: VjpContext) -> Cotangents:
     shape = shape_of(ctx.operand_type(0))
     count = math.prod(shape[a] for a in reduced_axes(ctx))
-    return [ctx.scale(spread(ctx, ctx.cotangent), 1.0 / count)]
+    # A mean over no elements: x has no elements either, so any factor gives its (empty)
+    # cotangent.
+    return [ctx.scale(spread(ctx, ctx.cotangent), 1.0 / max(count, 1))]
 
 
 @register_vjp(graph.ReduceMaxOp)

@@ -23,3 +23,13 @@ def test_scale_of_scale_is_bit_exact(fusion):
     x = np.random.default_rng(7763).uniform(-4, 4, (2, 4, 4)).astype(np.float32)
     (got,) = strata.compile(text, fusion=fusion)(x)
     np.testing.assert_array_equal(got, (x * np.float32(3.0)) * np.float32(0.75))
+
+
+def test_gradient_of_a_mean_over_no_elements():
+    """Seed 200005 (--mode grad): the reduce_mean VJP divided by the element count, 0 for
+    an empty axis — an internal ZeroDivisionError in autodiff (transforms/vjp_rules_reductions.py)."""
+    g = strata.Graph("f")
+    x = g.input("x", (3, 0), "f64")
+    g.output(strata.ops.reduce_mean(strata.ops.reduce_mean(x, [1]), [0]))
+    value, gradient = strata.value_and_grad(g.build(), argnums=0)(np.zeros((3, 0)))
+    assert np.isnan(value) and gradient.shape == (3, 0)

@@ -79,15 +79,16 @@ def run_program(program: Program, configurations: tuple[str, ...]) -> Outcome:
 
 
 GRADIENT_TOLERANCE = {"f64": 1e-8, "f32": 2e-3, "f16": 6e-2, "bf16": 1.2e-1}
-"""Gradients get no propagated bound: they may differ by this times their largest
-magnitude (per result)."""
+"""Gradients get no propagated bound: they may differ by this (for the program's least
+precise float type) times the largest magnitude among all the gradients."""
 
 
 def run_gradient_module(module, inputs: list[np.ndarray], bounds, configurations) -> Outcome:
     """Differentiate the program (`autodiff`), then compare `@fuzz_grad` like
     `run_module`: the forward results with `bounds`, the gradients with
     GRADIENT_TOLERANCE; cotangents are drawn from the result types."""
-    from strata.support.dtypes import element_name, tensor_dtype
+    from strata.check import loosest_float
+    from strata.support.dtypes import element_name_of_dtype, tensor_dtype
     from strata.transforms.autodiff import differentiate
 
     differentiated = module.clone()
@@ -104,14 +105,20 @@ def run_gradient_module(module, inputs: list[np.ndarray], bounds, configurations
         else np.zeros(t.get_shape(), tensor_dtype(t))
         for t in argument_types
     ]  # fmt: skip
+    # A gradient is only as accurate as the least precise step on its way (an f64
+    # argument used through f32 ops), and its noise is relative to all the cotangents
+    # summed into it, not to its own magnitude (which may cancel to ~0).
+    loosest = loosest_float(module)
+    tolerance = GRADIENT_TOLERANCE.get(element_name_of_dtype(loosest), 0.0) if loosest is not None else 0.0
     gradient_types = gradient.function_type.outputs.data[len(bounds):]
-    scaled = [(0.0, 0.0, GRADIENT_TOLERANCE.get(element_name(t.element_type), 0.0)) for t in gradient_types]
+    scaled = [(0.0, 0.0, tolerance if tensor_dtype(t).kind == "f" else 0.0) for t in gradient_types]
     return run_module(differentiated, [*inputs, *cotangents], [*bounds, *scaled], configurations, entry="fuzz_grad")
 
 
 def run_module(module, inputs: list[np.ndarray], bounds, configurations, entry: str | None = None) -> Outcome:
     """Each configuration against the reference; `bounds`: per result, (absolute,
-    relative) or (absolute, relative, relative to the result's largest magnitude)."""
+    relative) or (absolute, relative, relative to the largest magnitude of the results
+    that have this third part)."""
     try:
         reference = strata.interpret(module, *inputs, entry=entry)
     except StrataError as e:
@@ -148,6 +155,12 @@ def _run_configuration(module, inputs, reference, bounds, configuration: str, en
 def _compare(results, reference, bounds) -> str:
     if len(results) != len(reference):
         return f"{len(results)} results, the reference has {len(reference)}"
+    # Tolerances relative to the largest magnitude apply to that of all such results.
+    largest = max(
+        (float(np.nanmax(np.abs(np.asarray(w, np.float64)), initial=0.0))
+         for w, b in zip(reference, bounds) if len(b) > 2 and b[2] and np.asarray(w).size),
+        default=0.0,
+    )  # fmt: skip
     for i, (got, want, bound) in enumerate(zip(results, reference, bounds)):
         got, want = np.asarray(got), np.asarray(want)
         if got.shape != want.shape or got.dtype != want.dtype:
@@ -155,7 +168,6 @@ def _compare(results, reference, bounds) -> str:
         g64, w64 = got.astype(np.float64), want.astype(np.float64)
         same = (g64 == w64) | (np.isnan(g64) & np.isnan(w64))
         absolute, relative, of_largest = (*bound, 0.0)[:3]
-        largest = float(np.nanmax(np.abs(w64), initial=0.0)) if w64.size else 0.0
         allowed = TOLERANCE_FACTOR * (absolute + relative * np.abs(w64) + of_largest * largest)
         with np.errstate(invalid="ignore"):
             bad = ~same & ~(np.abs(g64 - w64) <= allowed)
