@@ -23,7 +23,9 @@ from strata.tools.fuzz.shrink import Case, shrink
 
 CHUNK = 10
 GRADIENT_CHUNK = 4
-PROGRAM_SEEDS = range(0, 80)
+PROGRAM_SEEDS = range(0, 60)
+PTX_SEEDS = range(0, 30)
+"""Those also compiled to PTX (libNVVM + ptxas is the slow part; the op suites run it too)."""
 MUTATION_SEEDS = range(0, 200)
 GRADIENT_SEEDS = range(0, 8)
 
@@ -60,7 +62,7 @@ def test_generation_is_deterministic():
 
 @pytest.mark.parametrize("first", range(PROGRAM_SEEDS.start, PROGRAM_SEEDS.stop, CHUNK))
 def test_random_programs_agree_with_the_reference(first):
-    configurations = available_configurations()
+    configurations = tuple(c for c in available_configurations() if c != "ptx" or first in PTX_SEEDS)
     failures = []
     for seed in range(first, first + CHUNK):
         program = generate(seed)
