@@ -23,11 +23,11 @@ from strata.tools.fuzz.shrink import Case, shrink
 
 CHUNK = 10
 GRADIENT_CHUNK = 4
-PROGRAM_SEEDS = range(0, 60)
-PTX_SEEDS = range(0, 30)
+PROGRAM_SEEDS = range(0, 40)
+PTX_SEEDS = range(0, 20)
 """Those also compiled to PTX (libNVVM + ptxas is the slow part; the op suites run it too)."""
 MUTATION_SEEDS = range(0, 200)
-GRADIENT_SEEDS = range(0, 8)
+GRADIENT_SEEDS = range(0, 4)
 
 
 @pytest.fixture(autouse=True)
