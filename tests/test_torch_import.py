@@ -262,13 +262,17 @@ def test_llama_block_matches_torch(seq):
 # --- GPT-2 from transformers ---------------------------------------------------------------
 
 
+def random_gpt2(seed: int, **sizes):
+    """transformers' GPT2LMHeadModel with random weights (vocabulary 97), for inference."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(seed)
+    config = transformers.GPT2Config(n_head=2, vocab_size=97, use_cache=False, bos_token_id=0, eos_token_id=0, **sizes)
+    return transformers.GPT2LMHeadModel(config).eval()
+
+
 @pytest.fixture(scope="module")
 def gpt2():
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(5)
-    config = transformers.GPT2Config(n_layer=2, n_head=2, n_embd=32, vocab_size=97, n_positions=64,
-                                     use_cache=False, bos_token_id=0, eos_token_id=0)  # fmt: skip
-    return transformers.GPT2LMHeadModel(config).eval()
+    return random_gpt2(5, n_layer=2, n_embd=32, n_positions=64)
 
 
 @pytest.mark.parametrize("batch,seq", [(1, 1), (1, 17), (3, 1), (3, 17)])
@@ -600,11 +604,7 @@ def test_gpt2_example_generates_the_same_tokens():
 @pytest.fixture(scope="module")
 def gpt2_one_layer():
     """A one-layer GPT-2 (everything a block has, half the compile time of `gpt2`)."""
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(6)
-    config = transformers.GPT2Config(n_layer=1, n_head=2, n_embd=16, vocab_size=97, n_positions=16,
-                                     use_cache=False, bos_token_id=0, eos_token_id=0)  # fmt: skip
-    return transformers.GPT2LMHeadModel(config).eval()
+    return random_gpt2(6, n_layer=1, n_embd=16, n_positions=16)
 
 
 @pytest.mark.parametrize("dtype,tolerance", [(torch.float32, 1e-4), (torch.float64, 1e-9)])
