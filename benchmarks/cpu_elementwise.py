@@ -5,6 +5,12 @@
 Graph ops: mul, add, relu, sigmoid, mul, tanh, scale, sub. The `kernels` column counts
 the `tile.launch` ops Strata runs: 8 without fusion, 1 when the chain is fused. GB/s counts
 the inputs and the output once (16 bytes an element), whatever the temporaries.
+
+The copy rows measure this machine's memory bandwidth in the same run, at the same N:
+torch `dst.copy_(src)` (all threads) and numpy `np.copyto(dst, src)` (one thread), their
+GB/s counting the read and the write (8 bytes an element). "% of copy BW" is a row's GB/s
+(counted as above: inputs read + output written) over the faster copy's at that N: how
+close the chain runs to what streaming the same bytes costs.
 """
 
 from __future__ import annotations
@@ -66,12 +72,25 @@ def bench(n: int, repeat: int, torch) -> list[list[object]]:
         check(f"N={n} ({name})", fn(), want, rtol=1e-5, atol=1e-6)
 
     times = {name: timeit(fn, repeat=repeat) for name, fn in impls.items()}
-    return [
-        [f"2^{n.bit_length() - 1}", name, seconds * 1e3, seconds * 1e9 / n,
-         16 * n / seconds / 1e9, seconds / times["strata"],
+
+    # The copy baselines: bytes read + written, 8 an element.
+    dst = np.empty_like(x)
+    copies = {"copy (numpy np.copyto)": lambda: np.copyto(dst, x)}
+    if torch is not None:
+        tdst = torch.from_numpy(dst)
+        copies["copy (torch copy_)"] = lambda: tdst.copy_(tx)
+    copy_times = {name: timeit(fn, repeat=repeat) for name, fn in copies.items()}
+    copy_bandwidth = max(8 * n / seconds / 1e9 for seconds in copy_times.values())
+    size = f"2^{n.bit_length() - 1}"
+    rows = [
+        [size, name, seconds * 1e3, seconds * 1e9 / n, 16 * n / seconds / 1e9, seconds / times["strata"],
+         100 * 16 * n / seconds / 1e9 / copy_bandwidth,
          {"strata": kernel_count(exe), "strata unfused": kernel_count(unfused)}.get(name, "")]
         for name, seconds in times.items()
     ]
+    rows += [[size, name, seconds * 1e3, seconds * 1e9 / n, 8 * n / seconds / 1e9, "", "", ""]
+             for name, seconds in copy_times.items()]  # fmt: skip
+    return rows
 
 
 def main() -> None:
@@ -83,7 +102,7 @@ def main() -> None:
     rows = []
     for n in (1 << 20, 1 << 24):
         rows += bench(n, max(3, args.repeat * (1 << 20) // n), torch)
-    print_table(["N", "impl", "ms", "ns/elem", "GB/s", "t / t(strata)", "kernels"], rows)
+    print_table(["N", "impl", "ms", "ns/elem", "GB/s", "t / t(strata)", "% of copy BW", "kernels"], rows)
 
 
 if __name__ == "__main__":

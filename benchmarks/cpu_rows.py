@@ -1,4 +1,7 @@
-"""Row kernels over the last axis, f32: softmax and layernorm, Strata CPU vs numpy (and PyTorch)."""
+"""Row kernels over the last axis, f32: softmax, log_softmax, layernorm and rmsnorm, Strata CPU vs numpy (and PyTorch).
+
+    python benchmarks/cpu_rows.py [--ops softmax rmsnorm] [--shapes 4096x1024 32768x128]
+"""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ import strata
 from strata import ops
 
 EPSILON = 1e-5
+OPS = ("softmax", "log_softmax", "layernorm", "rmsnorm")
+SHAPES = ("4096x1024", "512x4096", "32768x128")
 
 
 def build(kind: str, rows: int, cols: int):
@@ -18,6 +23,10 @@ def build(kind: str, rows: int, cols: int):
     x = g.input("x", (rows, cols))
     if kind == "softmax":
         g.output(ops.softmax(x))
+    elif kind == "log_softmax":
+        g.output(ops.log_softmax(x))
+    elif kind == "rmsnorm":
+        g.output(ops.rmsnorm(x, g.input("gamma", (cols,)), epsilon=EPSILON))
     else:
         g.output(ops.layernorm(x, g.input("gamma", (cols,)), g.input("beta", (cols,)), epsilon=EPSILON))
     return g.build()
@@ -26,6 +35,15 @@ def build(kind: str, rows: int, cols: int):
 def numpy_softmax(x):
     e = np.exp(x - x.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
+
+
+def numpy_log_softmax(x):
+    shifted = x - x.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def numpy_rmsnorm(x, gamma):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPSILON) * gamma
 
 
 def numpy_layernorm(x, gamma, beta):
@@ -37,19 +55,24 @@ def numpy_layernorm(x, gamma, beta):
 def bench(kind: str, shape: tuple[int, int], repeat: int, torch) -> list[object]:
     rng = np.random.default_rng(0)
     x = rng.standard_normal(shape, dtype=np.float32)
-    if kind == "softmax":
-        inputs, reference = [x], numpy_softmax
-    else:
-        inputs, reference = [x, *rng.standard_normal((2, shape[1]), dtype=np.float32)], numpy_layernorm
+    gamma_beta = list(rng.standard_normal((2, shape[1]), dtype=np.float32))
+    inputs, reference = {
+        "softmax": ([x], numpy_softmax),
+        "log_softmax": ([x], numpy_log_softmax),
+        "layernorm": ([x, *gamma_beta], numpy_layernorm),
+        "rmsnorm": ([x, gamma_beta[0]], numpy_rmsnorm),
+    }[kind]
     exe = strata.compile(build(kind, *shape), target="cpu")
     impls = {"strata": lambda: exe(*inputs)[0], "numpy": lambda: reference(*inputs)}
     if torch is not None:
         tx, *affine = (torch.from_numpy(a) for a in inputs)
-        if kind == "softmax":
-            impls["torch"] = lambda: torch.softmax(tx, dim=-1).numpy()
-        else:
-            layer_norm = torch.nn.functional.layer_norm
-            impls["torch"] = lambda: layer_norm(tx, shape[-1:], *affine, eps=EPSILON).numpy()
+        F = torch.nn.functional
+        impls["torch"] = {
+            "softmax": lambda: torch.softmax(tx, dim=-1).numpy(),
+            "log_softmax": lambda: torch.log_softmax(tx, dim=-1).numpy(),
+            "layernorm": lambda: F.layer_norm(tx, shape[-1:], *affine, eps=EPSILON).numpy(),
+            "rmsnorm": lambda: F.rms_norm(tx, shape[-1:], *affine, eps=EPSILON).numpy(),
+        }[kind]
     want = reference(*inputs)
     for name, fn in impls.items():
         check(f"{kind} {shape} ({name})", fn(), want, rtol=1e-4, atol=1e-5)
@@ -64,11 +87,19 @@ def bench(kind: str, shape: tuple[int, int], repeat: int, torch) -> list[object]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--ops", nargs="+", choices=OPS, default=list(OPS))
+    parser.add_argument("--shapes", nargs="+", default=list(SHAPES), metavar="ROWSxCOLS")
     args = parser.parse_args()
+    try:
+        shapes = [tuple(int(n) for n in text.lower().split("x")) for text in args.shapes]
+    except ValueError:
+        parser.error(f"--shapes: expected ROWSxCOLS, got {args.shapes}")
+    if any(len(s) != 2 for s in shapes):
+        parser.error(f"--shapes: expected ROWSxCOLS, got {args.shapes}")
     print_header("CPU row kernels, f32, over the last axis")
     torch = load_torch()
 
-    cases = [(kind, shape) for kind in ("softmax", "layernorm") for shape in ((4096, 1024), (512, 4096))]
+    cases = [(kind, shape) for kind in args.ops for shape in shapes]
     rows = [bench(kind, shape, args.repeat, torch) for kind, shape in cases]
     headers = ["op", "shape", "strata ms", "numpy ms", "t(numpy) / t(strata)"]
     if torch is not None:
