@@ -28,6 +28,7 @@ f64 keeps libm.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -69,10 +70,14 @@ class Builder:
     def mul(self, a, b):
         return self(arith.MulfOp(a, b))
 
+    def fma(self, a, b, c):
+        """a·b + c, fused where the target has FMA (contract flags)."""
+        return self(arith.AddfOp(self(arith.MulfOp(a, b, CONTRACT)), c, CONTRACT))
+
     def horner(self, x: SSAValue, coefficients) -> SSAValue:
         result = self.f(coefficients[0])
         for c in coefficients[1:]:
-            result = self.add(self.mul(result, x), self.f(c))
+            result = self.fma(result, x, self.f(c))
         return result
 
     def select(self, condition, a, b):
@@ -88,23 +93,40 @@ class Builder:
 SMALLEST_EXPONENT = -86.5
 """exp(x) below this is flushed to 0 (exp(-86.5) = 2.7e-38): computing it would go through subnormal
 floats, which x86 handles ~100x slower (a causal softmax spent most of its time there)."""
+LARGEST_EXPONENT = 88.72283
+ROUNDING = 1.5 * 2**23
+"""Added to |v| < 2^22, it leaves round-to-nearest(v) in the low mantissa bits."""
+CONTRACT = arith.FastMathFlagsAttr([arith.FastMathFlag.ALLOW_CONTRACT])
+"""exp's multiply-adds may fuse (one rounding instead of two: within the same error bound)."""
 
 
 def emit_exp(b: Builder, x: SSAValue) -> SSAValue:
-    clamped = b(arith.MinimumfOp(b(arith.MaximumfOp(x, b.f(SMALLEST_EXPONENT))), b.f(88.72283)))
-    n = b(xmath.FloorOp(b.add(b.mul(clamped, b.f(1.44269504089)), b.f(0.5))))
-    r = b(arith.SubfOp(b(arith.SubfOp(clamped, b.mul(n, b.f(0.693359375)))), b.mul(n, b.f(-2.12194440e-4))))
-    p = b.horner(r, EXP_POLYNOMIAL)
-    y = b.add(b.add(b.mul(b.mul(p, r), r), r), b.f(1.0))
-    # 2^n as two normal powers of two, so n = 128 does not overflow the exponent field.
-    whole = b(arith.FPToSIOp(n, i32))
-    half = b(arith.ShRSIOp(whole, b(arith.ConstantOp(IntegerAttr(1, i32)))))
-    for part in (half, b(arith.SubiOp(whole, half))):
-        biased = b(arith.AddiOp(part, b(arith.ConstantOp(IntegerAttr(127, i32)))))
-        y = b.mul(y, b(arith.BitcastOp(b(arith.ShLIOp(biased, b(arith.ConstantOp(IntegerAttr(23, i32))))), f32)))
-    y = b.select(b.cmp(x, b.f(88.72283), "ogt"), b.f(math.inf), y)
-    y = b.select(b.cmp(x, b.f(SMALLEST_EXPONENT), "olt"), b.f(0.0), y)
-    return b.select(b.cmp(x, x, "uno"), x, y)
+    """~20 vector ops; it dominates softmax and the activations, so every op counts:
+    the clamps are compare+select (one x86 max/min each, NaN passes through them and then
+    through every op), n = round(x·log2 e) comes from one add of ROUNDING (its bits give
+    the integer n with no conversion), and 2^n is applied as 2^(n−1) times a polynomial
+    scaled by 2 (exact), so n = 128 does not overflow the exponent field."""
+    clamped = b.select(b.cmp(x, b.f(SMALLEST_EXPONENT), "olt"), b.f(SMALLEST_EXPONENT), x)
+    clamped = b.select(b.cmp(clamped, b.f(LARGEST_EXPONENT), "ogt"), b.f(LARGEST_EXPONENT), clamped)
+    shifted = b.fma(clamped, b.f(1.44269504089), b.f(ROUNDING))
+    n = b(arith.SubfOp(shifted, b.f(ROUNDING)))
+    r = b.fma(n, b.f(-0.693359375), clamped)
+    r = b.fma(n, b.f(2.12194440e-4), r)
+    twice = b.horner(r, [2 * c for c in EXP_POLYNOMIAL])
+    # 2·exp(r) ≈ (r²·2p(r) + 2r) + 2: the small terms first, like Cephes.
+    y = b.add(b.fma(b.mul(r, r), twice, b.add(r, r)), b.f(2.0))
+    bits = lambda v: b(arith.BitcastOp(v, i32))  # noqa: E731
+    # The bits of `shifted` minus those of ROUNDING are n; 2^(n−1) has biased exponent n + 126.
+    offset = b(arith.ConstantOp(IntegerAttr(126 - _f32_bits(ROUNDING), i32)))
+    biased = b(arith.AddiOp(bits(shifted), offset))
+    power = b(arith.BitcastOp(b(arith.ShLIOp(biased, b(arith.ConstantOp(IntegerAttr(23, i32))))), f32))
+    y = b.mul(y, power)
+    y = b.select(b.cmp(x, b.f(LARGEST_EXPONENT), "ogt"), b.f(math.inf), y)
+    return b.select(b.cmp(x, b.f(SMALLEST_EXPONENT), "olt"), b.f(0.0), y)
+
+
+def _f32_bits(value: float) -> int:
+    return struct.unpack("<i", struct.pack("<f", value))[0]
 
 
 def emit_tanh(b: Builder, x: SSAValue) -> SSAValue:

@@ -6,7 +6,12 @@
 // CHECK-NOT:     math.exp {{.*}} : f32
 // CHECK-NOT:     math.tanh
 // CHECK-NOT:     math.erf {{.*}} : f32
-// CHECK:         math.floor
+// exp rounds x·log2 e by adding 1.5·2^23 (no floor, no int conversion), its polynomial in
+// fused multiply-adds, and reads n from the sum's bits:
+// CHECK-NOT:     math.floor
+// CHECK:         arith.constant 0x4B400000 : f32
+// CHECK:         arith.addf {{.*}} fastmath<contract> : f32
+// CHECK:         arith.bitcast {{.*}} : f32 to i32
 // CHECK:         arith.bitcast {{.*}} : i32 to f32
 // CHECK:         math.copysign
 // CHECK:         %[[D:.*]] = math.exp %d : f64
