@@ -126,15 +126,23 @@ class RowKernel:
     def spread(self, row_values: SSAValue) -> SSAValue:
         return self.k.broadcast(row_values, self.layout.tile)
 
-    def row_pass(self, init: float, kind: str, element_of: Callable[[SSAValue], SSAValue], combine) -> SSAValue:
-        """Per-row `kind` reduction of element_of(column tile) over all column tiles."""
+    def row_pass(self, init: float, kind: str, element_of: Callable[[SSAValue], SSAValue], combine,
+                 stores: bool = False) -> SSAValue:
+        """Per-row `kind` reduction of element_of(column tile) over all column tiles.
+        `stores`: element_of also stores, and the loop carries the token chain so that a
+        later pass may load what it stored."""
         k = self.k
 
         def step(column: SSAValue, carried: Sequence[SSAValue]) -> list[SSAValue]:
+            if stores:
+                k.token = carried[1]
             partial = k.reduce(element_of(column), len(self.layout.tile) - 1, kind)
-            return [self.map([carried[0], partial], lambda e, a: e(combine(*a)))]
+            return [self.map([carried[0], partial], lambda e, a: e(combine(*a))), *([k.token] if stores else [])]
 
-        (result,) = k.loop(self.layout.steps, [k.fill(init, self.layout.row_tile, self.compute)], step)
+        inits = [k.fill(init, self.layout.row_tile, self.compute), *([k.token] if stores else [])]
+        result, *token = k.loop(self.layout.steps, inits, step)
+        if stores:
+            k.token = token[0]
         return result
 
     def for_each_column(self, body: Callable[[SSAValue], None]) -> None:
@@ -239,21 +247,46 @@ ColumnTile = Callable[[SSAValue], SSAValue]
 
 
 def softmax_rows(row: RowKernel, x_of: ColumnTile, write: Callable[[SSAValue, SSAValue], None],
-                 log: bool = False, causal: bool = False) -> None:
+                 log: bool = False, causal: bool = False, output: SSAValue | None = None) -> None:
     """The passes of softmax / log_softmax over each row: max, sum of exp, write.
-    `causal` masks element (i, j) of the last two axes where j > i (attention scores)."""
+    `causal` masks element (i, j) of the last two axes where j > i (attention scores).
+    `output`: the partition softmax's own result is stored to in the compute element type
+    (nothing else reads it): the sum pass stores exp(x - m) there and the last pass scales
+    it in place, so exp is evaluated once per element instead of twice (the sum pass and the
+    write pass each cost about as much as all memory traffic of a row tile)."""
     if causal:
         unmasked = x_of
         x_of = lambda c: row.causal_mask(unmasked(c), c)  # noqa: E731
     largest = row.row_pass(float("-inf"), "max", x_of, arith.MaximumfOp)
     shifted = lambda c: row.map([x_of(c), row.spread(largest)], lambda e, a: e(arith.SubfOp(*a)))  # noqa: E731
     exp_shifted = lambda c: row.map([shifted(c)], lambda e, a: e(xmath.ExpOp(a[0])))  # noqa: E731
-    total = row.row_pass(0.0, "sum", exp_shifted, arith.AddfOp)
-    if log:
-        value = lambda c: row.map([shifted(c), row.spread(total)], lambda e, a: e(arith.SubfOp(a[0], e(xmath.LogOp(a[1])))))  # noqa: E731
+    if output is not None and not log:
+
+        def stored_exp(column: SSAValue) -> SSAValue:
+            value = exp_shifted(column)
+            row.k.store(value, output, row.at(column))
+            return value
+
+        total = row.row_pass(0.0, "sum", stored_exp, arith.AddfOp, stores=True)
+        exp_shifted = lambda c: row.k.load(output, row.at(c))  # noqa: E731
     else:
-        value = lambda c: row.map([exp_shifted(c), row.spread(total)], lambda e, a: e(arith.DivfOp(*a)))  # noqa: E731
+        total = row.row_pass(0.0, "sum", exp_shifted, arith.AddfOp)
+    if log:
+        log_total = row.map([total], lambda e, a: e(xmath.LogOp(a[0])))
+        value = lambda c: row.map([shifted(c), row.spread(log_total)], lambda e, a: e(arith.SubfOp(*a)))  # noqa: E731
+    else:
+        # One division per row; each element is then a product (within an ulp of e / s).
+        inverse = row.map([total], lambda e, a: e(arith.DivfOp(e.const(1.0, a[0].type), a[0])))
+        value = lambda c: row.map([exp_shifted(c), row.spread(inverse)], lambda e, a: e(arith.MulfOp(*a)))  # noqa: E731
     row.for_each_column(lambda c: write(c, value(c)))
+
+
+def stores_exp_once(p: ProgramLowering) -> bool:
+    """Whether softmax stores exp(x - m) in its sum pass (softmax_rows' `output`): on the
+    CPU, where exp costs more than another pass over a cache-resident row tile. The GPU
+    (the target whose cost model asks for a matmul tile per multiprocessor) recomputes it: exp is cheap
+    there and the extra store would be global memory traffic."""
+    return not p.cost.matmul_min_tiles
 
 
 def softmax_kernel(
@@ -268,7 +301,8 @@ def softmax_kernel(
     row = RowKernel(label, p, layout, [source, out], element)
     x = row.k.partition(0, layout.view(element), layout.tile)
     y = row.k.partition(1, layout.view(element), layout.tile)
-    softmax_rows(row, lambda c: row.load(x, c), lambda c, value: row.store(y, c, value, element), log, causal)
+    own = y if element == row.compute and stores_exp_once(p) else None
+    softmax_rows(row, lambda c: row.load(x, c), lambda c, value: row.store(y, c, value, element), log, causal, own)
     # The write pass reads each column tile before writing it: safe in place.
     p.launch(row.k, [source, out], in_place=[0])
     return out

@@ -264,8 +264,8 @@ func.func @bmm(%a: tensor<3x4x8xf32>, %b: tensor<8x16xf32>) -> tensor<3x4x16xf32
 // -----
 
 // softmax over the last axis of x[4x8]: one kernel instance per 4-row block, three
-// passes over the column tiles — a running max, a running sum of exp(x - max), and the
-// write of exp(x - max) / sum.
+// passes over the column tiles — a running max, a running sum of exp(x - max) that also
+// stores it, and the in-place scaling by 1 / sum.
 func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = "graph.softmax"(%x) <{axis = -1 : i64}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
   func.return %0 : tensor<4x8xf32>
@@ -287,26 +287,31 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NEXT:      ^bb0
 // CHECK-NEXT:        arith.maximumf
 // CHECK:           scf.yield
-// Pass 2: sum of exp(x - max).
+// Pass 2: sum of exp(x - max), each exp stored into the output (exp is evaluated once);
+// the loop carries the token chain so pass 3 may load what it stored.
 // CHECK:         arith.constant 0.000000e+00 : f32
-// CHECK:         [[SUM:%[0-9a-z_]+]] = scf.for {{.*}} iter_args([[RS:%[0-9a-z_]+]] = {{.*}}) -> (!tile.tile<4x1xf32>) {
+// CHECK:         [[SUM:%[0-9a-z_]+]], [[TOKEN:%[0-9a-z_]+]] = scf.for {{.*}} iter_args([[RS:%[0-9a-z_]+]] = {{.*}}, [[RT:%[0-9a-z_]+]] = {{.*}}) -> (!tile.tile<4x1xf32>, !token.token) {
 // CHECK-NEXT:      tile.load_view_tko [[PX]]
 // CHECK-NEXT:      tile.broadcast [[MAX]] : !tile.tile<4x1xf32> -> !tile.tile<4x8xf32>
 // CHECK:             arith.subf
-// CHECK:             math.exp
-// CHECK:           [[P2:%[0-9a-z_]+]] = tile.reduce {{.*}} {axes = array<i64: 1>, kind = "sum"}
+// CHECK:           [[EXP:%[0-9a-z_]+]] = tile.map
+// CHECK-NEXT:      ^bb0
+// CHECK-NEXT:        math.exp
+// CHECK:           [[STORED:%[0-9a-z_]+]] = tile.store_view_tko [[EXP]], [[PY]]{{.*}} token [[RT]]
+// CHECK-NEXT:      [[P2:%[0-9a-z_]+]] = tile.reduce [[EXP]] {axes = array<i64: 1>, kind = "sum"}
 // CHECK-NEXT:      tile.map [[RS]], [[P2]]
 // CHECK-NEXT:      ^bb0
 // CHECK-NEXT:        arith.addf
-// CHECK:           scf.yield
-// Pass 3: write (no loop-carried values, no reduction).
+// CHECK:           scf.yield {{%[0-9a-z_]+}}, [[STORED]]
+// One division per row, then pass 3 scales the stored exps in place (no exp, no reduction).
+// CHECK:         [[INVERSE:%[0-9a-z_]+]] = tile.map [[SUM]]
+// CHECK:           arith.divf
 // CHECK:         scf.for {{%[0-9a-z_]+}} = {{%[0-9a-z_]+}} to {{%[0-9a-z_]+}} step {{%[0-9a-z_]+}} {
-// CHECK-NEXT:      tile.load_view_tko [[PX]]
-// CHECK-NEXT:      tile.broadcast [[MAX]]
+// CHECK-NEXT:      tile.load_view_tko [[PY]]{{.*}} token [[TOKEN]]
+// CHECK-NOT:       math.exp
 // CHECK-NOT:       tile.reduce
-// CHECK:           tile.broadcast [[SUM]]
-// CHECK-NOT:       tile.reduce
-// CHECK:             arith.divf
+// CHECK:           tile.broadcast [[INVERSE]]
+// CHECK:             arith.mulf
 // CHECK:           tile.store_view_tko {{%[0-9a-z_]+}}, [[PY]]
 // CHECK-NEXT:    }
 // CHECK-NEXT:    tile.return
@@ -434,9 +439,11 @@ func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x
 // CHECK-NEXT:        tile.yield [[SEL]] : f32
 // CHECK:           tile.reduce {{.*}} kind = "max"
 // CHECK:           arith.cmpi sgt
+// CHECK:           tile.store_view_tko
 // CHECK:           tile.reduce {{.*}} kind = "sum"
-// CHECK:           arith.cmpi sgt
 // CHECK:           arith.divf
+// CHECK-NOT:       arith.cmpi sgt
+// CHECK:           arith.mulf
 // CHECK:           tile.store_view_tko
 // CHECK:       tile.kernel @attention_attention_values_2({{.*}}) attributes {grid = array<i64: 2, 1, 1>} {
 // CHECK-NOT:     tile.iota
