@@ -15,6 +15,16 @@ threads so kernels stay plain loops that LLVM vectorizes.
 
 Inputs are used in place when already contiguous with the right dtype. Results are
 returned as copies, so a later call never changes arrays the caller holds.
+
+Threads: the pool has `STRATA_NUM_THREADS` workers (read at import; default all cores),
+changed at run time with `set_num_threads(n)`. Launches split their grid when they run,
+from the count at that moment, so a change applies to existing executables too.
+
+Caching: `compile_cached` keys a compile by everything that decides its code (runtime/
+compile_cache.py) and stores the executable's plain-data description (`CpuProgram`) with
+the kernels' object code; a hit in a new process builds the executable from those,
+skipping the xDSL pipeline and LLVM, and lowers the graph again only if `module` or
+`lowered` is read.
 """
 
 from __future__ import annotations
@@ -22,33 +32,72 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
+import io
 import math
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from importlib.metadata import version
 
 import numpy as np
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.printer import Printer
 
-from strata.dialects import tile
-from strata.support.errors import ExecutionError, InputError
+from strata.runtime import compile_cache
+from strata.support.dtypes import NUMPY_DTYPES
+from strata.support.errors import ExecutionError, InputError, StrataError
 from strata.support.timing import timed
 from strata.lowering.llvm.translate import translate_module
 from strata.lowering.tile_to_loops.kernel import kernel_functions
-from strata.lowering.llvm.jit import JitModule
-from strata.runtime.program import LoweredProgram, check_kernel_abi, planned_view
+from strata.lowering.llvm.jit import JitModule, host_fingerprint
+from strata.runtime.program import BufferSpec, LoweredProgram, check_kernel_abi
+from strata.runtime.reference.interpreter import InputSpecs
 from strata.transforms.plan_memory import buffer_bytes
 
 ALIGNMENT = 64
 PARALLEL_MIN_BYTES = 1 << 18
 """Launches touching fewer bytes run on one thread: a pool round trip costs more."""
 
-WORKER_COUNT = os.cpu_count() or 1
+
+def checked_thread_count(n: object, name: str) -> int:
+    """`n` as a worker count (a positive int, or its decimal text); StrataError naming
+    `name` otherwise."""
+    try:
+        count = int(n) if isinstance(n, (int, str)) and not isinstance(n, bool) else None
+    except ValueError:
+        count = None
+    if count is None or count < 1:
+        raise StrataError(f"{name} must be a positive integer (a thread count), got {n!r}")
+    return count
+
+
+WORKER_COUNT = checked_thread_count(os.environ.get("STRATA_NUM_THREADS") or os.cpu_count() or 1, "STRATA_NUM_THREADS")
 _WORKERS = ThreadPoolExecutor(max_workers=WORKER_COUNT)
 """Shared by every executable (a call blocks until its chunks finish)."""
+
+
+def set_num_threads(n: int) -> None:
+    """Run large launches on `n` threads from now on (executables already compiled
+    included). The old pool's threads exit once its queued chunks finish."""
+    global WORKER_COUNT, _WORKERS
+    count = checked_thread_count(n, "strata.set_num_threads: n")
+    _WORKERS, WORKER_COUNT = ThreadPoolExecutor(max_workers=count), count
+
+
+def get_num_threads() -> int:
+    return WORKER_COUNT
+
+
+@functools.lru_cache(maxsize=1024)
+def grid_chunks(grid_size: int, workers: int) -> tuple[tuple[int, int], ...]:
+    """[0, grid_size) as `workers` (at most one per grid point) contiguous ranges."""
+    workers = min(workers, grid_size) if grid_size > 1 else 1
+    bounds = [grid_size * w // workers for w in range(workers + 1)]
+    return tuple(zip(bounds, bounds[1:]))
+
 
 JIT_CACHE_SIZE = 64
 _JIT_CACHE: OrderedDict[str, JitModule] = OrderedDict()
@@ -64,18 +113,31 @@ def aligned_empty(count: int, dtype: np.dtype) -> np.ndarray:
     return raw[start : start + count * dtype.itemsize].view(dtype)
 
 
-def jit_kernels(module: ModuleOp) -> JitModule:
+def kernels_and_key(module: ModuleOp) -> tuple[ModuleOp, str]:
+    """The module's kernels alone, and the hash of their text (the in-process JIT key)."""
     with timed("JIT cache key (kernels printed)"):
         kernels = ModuleOp([k.clone() for k in kernel_functions(module)])
-        key = hashlib.sha256(str(kernels).encode()).hexdigest()
+        return kernels, hashlib.sha256(str(kernels).encode()).hexdigest()
+
+
+def jit_kernels(module: ModuleOp) -> JitModule:
+    kernels, key = kernels_and_key(module)
+    return cached_jit(key, lambda: JitModule(translated(kernels)))
+
+
+def translated(kernels: ModuleOp) -> str:
+    with timed("translate to LLVM IR"):
+        return str(translate_module(kernels))
+
+
+def cached_jit(key: str, make: Callable[[], JitModule]) -> JitModule:
+    """The in-process JitModule for kernels hashing to `key`, made by `make` if none."""
     with _JIT_CACHE_LOCK:
         cached = _JIT_CACHE.get(key)
         if cached is not None:
             _JIT_CACHE.move_to_end(key)
             return cached
-    with timed("translate to LLVM IR"):
-        llvm_ir = str(translate_module(kernels))
-    jit = JitModule(llvm_ir)
+    jit = make()
     with _JIT_CACHE_LOCK:
         jit = _JIT_CACHE.setdefault(key, jit)  # another thread may have compiled it too
         _JIT_CACHE.move_to_end(key)
@@ -90,15 +152,86 @@ def kernel_prototype(buffer_count: int) -> type:
     return ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_void_p] * buffer_count), ctypes.c_int64, ctypes.c_int64)
 
 
+@dataclass(frozen=True)
+class LaunchSpec:
+    kernel: str
+    slots: tuple[int, ...]
+    """Indices into the executable's slot table (inputs first, then bound buffers)."""
+    grid_size: int
+    touched: int
+    """Bytes of the launch's arguments: small launches stay on the caller's thread."""
+    error: str
+    """What a nonzero status means (the kernel's tile.check messages)."""
+
+
+@dataclass(frozen=True)
+class CpuProgram:
+    """Everything a CpuExecutable runs, as plain data (no xDSL objects): what the compile
+    cache stores beside the object code. `of` checks the lowered program (the launches
+    write no input; each kernel has the runtime's calling convention)."""
+
+    inputs: InputSpecs
+    buffers: tuple[BufferSpec, ...]
+    launches: tuple[LaunchSpec, ...]
+    results: tuple[int, ...]
+    result_shapes: tuple[tuple[int, ...], ...]
+    plan: dict
+
+    @staticmethod
+    def of(lowered: LoweredProgram) -> CpuProgram:
+        buffers, launches, results = lowered.bind(BufferSpec.of)
+        kernels = {f.sym_name.data: f for f in kernel_functions(lowered.module)}
+        specs = []
+        for op, slots in launches:
+            kernel = kernels[op.kernel.string_value()]
+            name = kernel.sym_name.data
+            check_kernel_abi(kernel, len(slots), status=False, result=True)
+            error = kernel.attributes.get("tile.error")
+            specs.append(LaunchSpec(
+                name, tuple(slots), math.prod(kernel.attributes["tile.grid"].get_values()),
+                sum(buffer_bytes(a) for a in op.args), error.data if error is not None else f"kernel @{name} failed",
+            ))  # fmt: skip
+        return CpuProgram(lowered.inputs, tuple(buffers), tuple(specs), tuple(results), lowered.result_shapes, lowered.plan)
+
+    def pack(self, kernels_key: str, object_code: bytes) -> bytes:
+        """A cache payload: this description, the kernels' in-process key, their object
+        code; the buffers' constants as raw blobs after it."""
+        names = {dtype: name for name, dtype in NUMPY_DTYPES.items()}
+        inits = [b.init for b in self.buffers if b.init is not None]
+        inputs = self.inputs
+        header = {
+            "inputs": [inputs.function, [str(t) for t in inputs.types], inputs.shapes, [names[d] for d in inputs.dtypes], inputs.labels],
+            "buffers": [[b.arena, b.offset, b.count, names[b.dtype], None if b.init is None else len(b.init)] for b in self.buffers],
+            "launches": [[l.kernel, l.slots, l.grid_size, l.touched, l.error] for l in self.launches],
+            "results": self.results, "result_shapes": self.result_shapes, "plan": self.plan, "kernels_key": kernels_key,
+        }  # fmt: skip
+        return compile_cache.pack(header, [object_code, *(i.tobytes() for i in inits)])
+
+    @staticmethod
+    def unpack(payload: bytes) -> tuple[CpuProgram, str, bytes]:
+        """`pack`'s (program, kernels key, object code). Input types come back as their
+        text (InputSpecs only prints them)."""
+        header, (object_code, *inits) = compile_cache.unpack(payload)
+        function, types, shapes, dtypes, labels = header["inputs"]
+        inputs = InputSpecs(function, tuple(types), tuple(map(tuple, shapes)), tuple(NUMPY_DTYPES[d] for d in dtypes), tuple(labels))
+        constants = iter(inits)
+        buffers = []
+        for arena, offset, count, dtype, init in header["buffers"]:
+            dtype = NUMPY_DTYPES[dtype]
+            constant = np.frombuffer(next(constants), dtype).copy() if init is not None else None
+            if constant is not None and len(constant) != init:
+                raise ValueError("a buffer's constant has the wrong size")
+            buffers.append(BufferSpec(arena, offset, count, dtype, constant))
+        launches = tuple(LaunchSpec(k, tuple(s), g, t, e) for k, s, g, t, e in header["launches"])
+        shapes = tuple(map(tuple, header["result_shapes"]))
+        program = CpuProgram(inputs, tuple(buffers), launches, tuple(header["results"]), shapes, header["plan"])
+        return program, header["kernels_key"], bytes(object_code)
+
+
 @dataclass
 class Launch:
     function: ctypes._CFuncPtr
-    buffers: list[int]
-    """Indices into the executable's slot table (inputs first, then bound buffers)."""
-    chunks: list[tuple[int, int]]
-    """The [begin, end) grid ranges, one per worker (a single one runs on the caller's thread)."""
-    error: str
-    """What a nonzero status means (the kernel's tile.check messages)."""
+    spec: LaunchSpec
 
 
 def allocate_arenas(sizes: dict[str, int]) -> dict[str, np.ndarray]:
@@ -108,16 +241,51 @@ def allocate_arenas(sizes: dict[str, int]) -> dict[str, np.ndarray]:
 
 class CpuExecutable:
     """A program lowered through cpu-pipeline and JIT-compiled; `bind` (done at
-    construction unless `bind=False`) gives it arenas, after which calls allocate nothing."""
+    construction unless `bind=False`) gives it arenas, after which calls allocate nothing.
+
+    Built from a LoweredProgram, each `bind` derives (and checks) its CpuProgram from the
+    lowered module as it is then; built by `from_program` (the compile cache), it binds
+    the given one, and `lowered`/`module` are computed on first access (on a cache hit,
+    by lowering the graph again: a second of work for a large program)."""
 
     def __init__(self, lowered: LoweredProgram, bind: bool = True):
-        self.lowered = lowered
-        self.signature, self.module, self.plan = self.lowered.signature, self.lowered.module, self.lowered.plan
-        self.jit = jit_kernels(self.module)
+        self._lowered: LoweredProgram | Callable[[], LoweredProgram] = lowered
+        self._program: CpuProgram | None = None
+        self.inputs, self.plan, self.result_shapes = lowered.inputs, lowered.plan, lowered.result_shapes
+        self.jit = jit_kernels(lowered.module)
         self.lock = threading.Lock()
         """Held by a call from binding the inputs to copying the results out (see bind)."""
         if bind:
             self.bind(allocate_arenas(self.plan["arenas"]))
+
+    @classmethod
+    def from_program(
+        cls, program: CpuProgram, jit: JitModule, lowered: LoweredProgram | Callable[[], LoweredProgram], bind: bool = True
+    ) -> CpuExecutable:
+        """An executable of `program` whose kernels `jit` holds; `lowered` is the lowered
+        program or a function computing it when first asked for."""
+        exe = cls.__new__(cls)
+        exe._lowered, exe._program, exe.jit, exe.lock = lowered, program, jit, threading.Lock()
+        exe.inputs, exe.plan, exe.result_shapes = program.inputs, program.plan, program.result_shapes
+        if bind:
+            exe.bind(allocate_arenas(exe.plan["arenas"]))
+        return exe
+
+    @property
+    def lowered(self) -> LoweredProgram:
+        if callable(self._lowered):
+            self._lowered = self._lowered()
+        return self._lowered
+
+    @property
+    def module(self) -> ModuleOp:
+        """The lowered module: the program function and its kernels."""
+        return self.lowered.module
+
+    @property
+    def signature(self):
+        """The graph entry as given (a copy): argument and result types."""
+        return self.lowered.signature
 
     def bind(self, arenas: dict[str, np.ndarray], lock: threading.Lock | None = None) -> None:
         """View every buffer at its planned offset in `arenas` (each at least the plan's
@@ -126,33 +294,23 @@ class CpuExecutable:
         if lock is not None:
             self.lock = lock
         self.arenas = arenas
-        buffers, launches, self.results = self.lowered.bind(self._planned_view)
-        inputs = len(self.lowered.inputs.types)
-        self.storage: list[np.ndarray | None] = [None] * inputs + buffers
-        kernels = {f.sym_name.data: f for f in kernel_functions(self.module)}
-        self.launches = [self._launch(op, kernels[op.kernel.string_value()], slots) for op, slots in launches]
-        self.pointers = [0] * inputs + [a.ctypes.data for a in buffers]
-
-    def _planned_view(self, op: tile.BufferOp) -> np.ndarray:
-        view, init = planned_view(op, self.arenas)
-        if init is not None:
-            view[...] = init
-        return view
-
-    def _launch(self, op: tile.LaunchOp, kernel: func.FuncOp, buffers: list[int]) -> Launch:
-        name = kernel.sym_name.data
-        grid_size = math.prod(kernel.attributes["tile.grid"].get_values())
-        touched = sum(buffer_bytes(a) for a in op.args)
-        check_kernel_abi(kernel, len(buffers), status=False, result=True)
-        function = kernel_prototype(len(buffers))(self.jit.function_address(name))
-        error = kernel.attributes.get("tile.error")
-        message = error.data if error is not None else f"kernel @{name} failed"
-        workers = min(WORKER_COUNT, grid_size) if grid_size > 1 and touched >= PARALLEL_MIN_BYTES else 1
-        bounds = [grid_size * w // workers for w in range(workers + 1)]
-        return Launch(function, buffers, list(zip(bounds, bounds[1:])), message)
+        program = self._program or CpuProgram.of(self.lowered)
+        buffers = []
+        for spec in program.buffers:
+            view, init = spec.view(arenas)
+            if init is not None:
+                view[...] = init
+            buffers.append(view)
+        self.results = program.results
+        self.storage: list[np.ndarray | None] = [None] * len(self.inputs.types) + buffers
+        self.launches = [
+            Launch(kernel_prototype(len(spec.slots))(self.jit.function_address(spec.kernel)), spec)
+            for spec in program.launches
+        ]
+        self.pointers = [0] * len(self.inputs.types) + [a.ctypes.data for a in buffers]
 
     def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
-        inputs = self.lowered.inputs.check(args)
+        inputs = self.inputs.check(args)
         # One call at a time: the input slots and the arenas belong to the executable
         # (and to every executable bound to the same arenas, which shares this lock).
         with self.lock:
@@ -161,21 +319,71 @@ class CpuExecutable:
                 storage[i] = np.ascontiguousarray(array)
                 pointers[i] = storage[i].ctypes.data
             for launch in self.launches:
-                self._run(launch, [pointers[b] for b in launch.buffers])
+                self._run(launch, [pointers[b] for b in launch.spec.slots])
             # A zero-size result has a (never written) one-element buffer: keep none of it.
             return tuple(
                 storage[slot].reshape(-1)[: math.prod(shape)].reshape(shape).copy()
-                for slot, shape in zip(self.results, self.lowered.result_shapes)
+                for slot, shape in zip(self.results, self.result_shapes)
             )
 
-    def _run(self, launch: Launch, pointers: list[int]) -> None:
-        if len(launch.chunks) == 1:
-            statuses = [launch.function(*pointers, *launch.chunks[0])]
+    @staticmethod
+    def _run(launch: Launch, pointers: list[int]) -> None:
+        spec, pool = launch.spec, _WORKERS
+        chunks = grid_chunks(spec.grid_size, WORKER_COUNT if spec.touched >= PARALLEL_MIN_BYTES else 1)
+        if len(chunks) == 1:
+            statuses = [launch.function(*pointers, *chunks[0])]
         else:
-            futures = [_WORKERS.submit(launch.function, *pointers, lo, hi) for lo, hi in launch.chunks]
+            futures = [pool.submit(launch.function, *pointers, lo, hi) for lo, hi in chunks]
             statuses = [f.result() for f in futures]
         if any(statuses):
-            raise ExecutionError(launch.error)
+            raise ExecutionError(spec.error)
+
+
+@functools.cache
+def _toolchain() -> str:
+    """xDSL's version and the LLVM/host fingerprint (once per process)."""
+    return f"xdsl {version('xdsl')} | {host_fingerprint()}"
+
+
+def program_text(module: ModuleOp) -> str:
+    """The module as the cache keys it: printed with every op's location (kernels'
+    error messages quote them)."""
+    stream = io.StringIO()
+    Printer(stream=stream, print_debuginfo=True).print_op(module)
+    return stream.getvalue()
+
+
+def compile_cached(
+    module: ModuleOp, options: str, lower: Callable[[ModuleOp], LoweredProgram], bind: bool = True
+) -> CpuExecutable:
+    """`CpuExecutable(lower(module))`, through the on-disk compile cache: the key covers
+    `module` (with locations), `options` (the target's: entry, fusion, ...), Strata's
+    source, xDSL, LLVM and the host CPU."""
+    if not compile_cache.enabled():
+        return CpuExecutable(lower(module), bind=bind)
+    with timed("compile cache lookup"):
+        key = compile_cache.key("cpu", options, _toolchain(), program_text(module))
+        hit = compile_cache.load(key, _loaded)
+    if hit is not None:
+        graph = module.clone()  # lowered again only if asked for (`module`, `lowered`)
+        return CpuExecutable.from_program(*hit, lambda: lower(graph), bind=bind)
+    lowered = lower(module)
+    program = CpuProgram.of(lowered)
+    kernels, kernels_key = kernels_and_key(lowered.module)
+    jit = cached_jit(kernels_key, lambda: JitModule(translated(kernels)))
+    with timed("compile cache store"):
+        compile_cache.store(key, program.pack(kernels_key, jit.object_code))
+    return CpuExecutable.from_program(program, jit, lowered, bind=bind)
+
+
+def _loaded(payload: bytes) -> tuple[CpuProgram, JitModule]:
+    """The entry's program and kernels: the in-process JitModule of the same kernels if
+    there is one, else its object code loaded (and not shared: `jit_kernels` callers may
+    ask for the LLVM IR, which object code does not keep)."""
+    program, kernels_key, object_code = CpuProgram.unpack(payload)
+    with _JIT_CACHE_LOCK:
+        shared = _JIT_CACHE.get(kernels_key)
+    return program, shared or JitModule.from_object(object_code)
 
 
 OWN_ARENAS = ("params",)
@@ -200,7 +408,7 @@ class CpuProfiles:
         for exe in executables:
             own = allocate_arenas({name: exe.plan["arenas"][name] for name in OWN_ARENAS})
             exe.bind({**self.arenas, **own}, self.lock)
-            self.buckets[exe.lowered.inputs.shapes] = exe
+            self.buckets[exe.inputs.shapes] = exe
 
     def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
         shapes = tuple(np.shape(a) for a in args)

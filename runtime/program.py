@@ -107,15 +107,37 @@ def check_kernel_abi(kernel: func.FuncOp, buffer_count: int, status: bool, resul
         raise StrataError(f"kernel @{name} does not have the runtime's calling convention: " + "; ".join(problems))
 
 
+@dataclass(frozen=True)
+class BufferSpec:
+    """A planned `tile.buffer` as plain data (what binding needs; the CPU compile cache
+    stores it): its arena, byte offset, element count and dtype, and the constant it
+    starts with (one dimension, possibly a single element to splat) or None."""
+
+    arena: str
+    offset: int
+    count: int
+    dtype: np.dtype
+    init: np.ndarray | None
+
+    @staticmethod
+    def of(op: tile.BufferOp) -> BufferSpec:
+        dtype = numpy_dtype(op.result.type.element_type)
+        arena, offset, count = placement(op)
+        init = None if op.init is None else np.ascontiguousarray(dense_to_numpy(op.init).reshape(-1), dtype=dtype)
+        return BufferSpec(arena, offset, count, dtype, init)
+
+    def view(self, arenas: dict, storage: Callable[[np.dtype], np.dtype] = np.dtype) -> tuple[object, np.ndarray | None]:
+        """The buffer's view of its arena (numpy or device arrays alike) and its initial
+        constant, both of dtype `storage(dtype)` (a dtype of the same size whose bits are
+        the elements')."""
+        stored = storage(self.dtype)
+        view = arenas[self.arena][self.offset : self.offset + self.count * self.dtype.itemsize].view(stored)
+        return view, None if self.init is None else self.init.view(stored)
+
+
 def planned_view(
     op: tile.BufferOp, arenas: dict, storage: Callable[[np.dtype], np.dtype] = np.dtype
 ) -> tuple[object, np.ndarray | None]:
-    """The buffer's view of its arena at its planned offset (numpy or device arrays alike),
-    and the constant it starts with, if any; both of dtype `storage(element dtype)` (a
-    dtype of the same size whose bits are the elements')."""
-    dtype = numpy_dtype(op.result.type.element_type)
-    stored = storage(dtype)
-    arena, offset, count = placement(op)
-    view = arenas[arena][offset : offset + count * dtype.itemsize].view(stored)
-    init = None if op.init is None else np.ascontiguousarray(dense_to_numpy(op.init).reshape(-1), dtype=dtype).view(stored)
-    return view, init
+    """The buffer's view of its arena at its planned offset and the constant it starts
+    with, if any (see `BufferSpec.view`)."""
+    return BufferSpec.of(op).view(arenas, storage)

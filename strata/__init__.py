@@ -10,11 +10,23 @@
     g.output(strata.ops.relu(x * 2.0)); module = g.build()
 
     compiled = strata.compile_torch(model, (x,))      # PyTorch models (needs torch)
+
+    strata.set_num_threads(4)                          # CPU runtime workers (STRATA_NUM_THREADS)
+    strata.cache_dir(); strata.clear_cache()           # the on-disk compile cache (STRATA_CACHE=0: off)
 """
 
 from importlib.metadata import PackageNotFoundError, version
 
-from strata.api import Executable, compile, compile_profiles, interpret
+from strata.api import (
+    Executable,
+    cache_dir,
+    clear_cache,
+    compile,
+    compile_profiles,
+    get_num_threads,
+    interpret,
+    set_num_threads,
+)
 from strata.dialects.context import parse_module
 from strata.frontends import builder as ops
 from strata.frontends.builder import Graph, Tensor, build_module
@@ -37,6 +49,8 @@ __all__ = [
     "Graph",
     "Tensor",
     "build_module",
+    "cache_dir",
+    "clear_cache",
     "ops",
     "ExecutionError",
     "Executable",
@@ -45,9 +59,11 @@ __all__ = [
     "StrataError",
     "compile",
     "compile_profiles",
+    "get_num_threads",
     "grad",
     "interpret",
     "parse_module",
+    "set_num_threads",
     "value_and_grad",
     "UnsupportedOpError",
 ]

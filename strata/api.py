@@ -1,4 +1,5 @@
-"""The Python entry points: interpret and compile."""
+"""The Python entry points: interpret and compile; the CPU runtime's thread count and the
+compile cache (`set_num_threads`, `cache_dir`, `clear_cache`: docs/cpu-backend.md)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,18 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from strata.dialects.context import as_module
+from strata.runtime.compile_cache import cache_dir, clear_cache
+from strata.runtime.cpu import get_num_threads, set_num_threads
 from strata.runtime.reference import interpreter
 from strata.support.errors import InputError, IRError, StrataError
 from strata.targets import target_named
 from strata.targets.cpu import CPU
 from strata.targets.passes import run_pipeline
+
+__all__ = [
+    "Executable", "cache_dir", "checked_entry", "checked_module", "clear_cache", "compile",
+    "compile_profiles", "get_num_threads", "interpret", "set_num_threads", "with_pipeline",
+]  # fmt: skip
 
 
 def interpret(module_or_text: ModuleOp | str, *args: object, entry: str | None = None):
@@ -67,7 +75,6 @@ def checked_entry(module: ModuleOp, entry: str | None = None) -> func.FuncOp:
 class Executable:
     """A program ready to run: `exe(*arrays)` returns a tuple of arrays."""
 
-    module: ModuleOp
     entry: str | None
     target: str
     run: Callable[..., tuple[np.ndarray, ...]]
@@ -75,6 +82,12 @@ class Executable:
     kernels); calling it runs the program."""
     plan: dict | None = None
     """The memory plan (the plan JSON of docs/interfaces.md) of compiled targets."""
+
+    @property
+    def module(self) -> ModuleOp:
+        """The lowered module (the target's `run.module`; after a CPU compile-cache hit it
+        is computed on first access, by lowering the graph again)."""
+        return self.run.module
 
     def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
         return self.run(*args)
@@ -106,7 +119,7 @@ def compile(
     module = with_pipeline(module, pipeline)
     checked_entry(module, entry)
     compiled = target_named(target).compile(module, entry, fusion=fusion)
-    return Executable(compiled.module, entry, target, compiled, compiled.plan)
+    return Executable(entry, target, compiled, compiled.plan)
 
 
 def with_pipeline(module: ModuleOp, pipeline: str | None) -> ModuleOp:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp
 
-from strata.runtime.cpu import CpuExecutable, CpuProfiles, jit_kernels
+from strata.runtime.cpu import CpuExecutable, CpuProfiles, compile_cached, jit_kernels
 from strata.targets.passes import PipelinePass, register_pipeline
 from strata.targets.target import Target, register_target
 
@@ -37,8 +37,11 @@ class CpuTarget(Target):
     emits = ("llvm-ir", "asm")
 
     def compile(self, module: ModuleOp, entry: str | None = None, fusion: bool = True, bind: bool = True) -> CpuExecutable:
-        """`bind=False` leaves the arenas to the caller (`CpuExecutable.bind`)."""
-        return CpuExecutable(self.lowered_program(module, entry, fusion), bind=bind)
+        """`bind=False` leaves the arenas to the caller (`CpuExecutable.bind`). Compiles
+        go through the on-disk compile cache (docs/cpu-backend.md), keyed by the module and
+        these options."""
+        options = f"entry={entry!r} fusion={fusion!r}"
+        return compile_cached(module, options, lambda m: self.lowered_program(m, entry, fusion), bind=bind)
 
     def profiles(self, modules: list[ModuleOp], entry: str | None = None) -> CpuProfiles:
         """One program compiled per shape bucket, the buckets sharing one set of arenas."""

@@ -5,6 +5,10 @@
         jit.function_address("kernel"))
 
 A function pointer stays valid only while its JitModule is alive.
+
+Compiling emits a host object file (`object_code`) and loads it into MCJIT, so the same
+bytes can be saved and loaded again by a later process (`JitModule.from_object`, the CPU
+compile cache) without running LLVM's optimizer or code generator.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import ctypes.util
 from functools import cache
 
+import llvmlite
 import llvmlite.binding as llvm
 from llvmlite import ir
 
@@ -39,6 +44,23 @@ def host_target_machine(opt_level: int) -> llvm.TargetMachine:
         features=llvm.get_host_cpu_features().flatten(),
         opt=opt_level,
         jit=True,
+    )
+
+
+@cache
+def host_fingerprint() -> str:
+    """Everything about this LLVM and this CPU that the object code depends on (a part of
+    the compile cache's key): llvmlite's and LLVM's versions, the triple, the CPU and its
+    features."""
+    initialize_llvm()
+    return "|".join(
+        (
+            llvmlite.__version__,
+            ".".join(map(str, llvm.llvm_version_info)),
+            llvm.get_default_triple(),
+            llvm.get_host_cpu_name(),
+            llvm.get_host_cpu_features().flatten(),
+        )
     )
 
 
@@ -76,10 +98,38 @@ class JitModule:
         with timed(f"llvm optimize (O{opt_level})"):
             optimize(module, self._target_machine, opt_level)
         # Codegen rewrites the IR it compiles, so keep the optimized text first.
-        self._optimized_ir = str(module)
+        self._optimized_ir: str | None = str(module)
+        with timed("llvm codegen (object file)"):
+            # The JIT target machine's code model (large on x86-64) is the one MCJIT
+            # compiles IR with itself: the object loads anywhere in memory.
+            self.object_code: bytes = self._target_machine.emit_object(module)
+        self._engine = self._load(self.object_code)
+
+    @classmethod
+    def from_object(cls, object_code: bytes, opt_level: int = 3) -> JitModule:
+        """A module from the `object_code` of an earlier JitModule (same LLVM, same host:
+        the caller checks that, e.g. with `host_fingerprint()` in a cache key)."""
+        initialize_llvm()
+        jit = cls.__new__(cls)
+        jit._target_machine = host_target_machine(opt_level)
+        jit._optimized_ir = None
+        jit.object_code = object_code
+        jit._engine = jit._load(object_code)
+        return jit
+
+    def _load(self, object_code: bytes) -> llvm.ExecutionEngine:
+        """An MCJIT engine (over an empty module) with the object linked and finalized;
+        libm's symbols resolve through `initialize_llvm`'s permanent load."""
         with timed("jit (MCJIT finalize)"):
-            self._engine = llvm.create_mcjit_compiler(module, self._target_machine)
-            self._engine.finalize_object()
+            empty = llvm.parse_assembly("")
+            empty.triple = self._target_machine.triple
+            engine = llvm.create_mcjit_compiler(empty, self._target_machine)
+            try:
+                engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+                engine.finalize_object()
+            except RuntimeError as e:
+                raise StrataError(f"jit: cannot load the object code: {e}") from None
+        return engine
 
     def function_address(self, name: str) -> int:
         address = self._engine.get_function_address(name)
@@ -88,9 +138,11 @@ class JitModule:
         return address
 
     def llvm_ir(self) -> str:
-        """The IR after optimization, as compiled."""
+        """The IR after optimization, as compiled (not kept by `from_object` modules)."""
+        if self._optimized_ir is None:
+            raise StrataError("jit: a module loaded from object code has no LLVM IR")
         return self._optimized_ir
 
     def assembly(self) -> str:
         """Host assembly of the optimized IR (compiled again, on a copy)."""
-        return self._target_machine.emit_assembly(parse(self._optimized_ir))
+        return self._target_machine.emit_assembly(parse(self.llvm_ir()))
