@@ -353,14 +353,17 @@ def normalize_rows(row: RowKernel, x_of: ColumnTile, params_of: Sequence[ColumnT
         centre = x_of
     squares = row.row_pass(0.0, "sum", lambda c: row.map([centre(c)], lambda e, a: e(arith.MulfOp(a[0], a[0]))), arith.AddfOp)
 
-    def denominator(e: Emitter, a: Sequence[SSAValue]) -> SSAValue:
+    def inverse_deviation(e: Emitter, a: Sequence[SSAValue]) -> SSAValue:
         variance = e(arith.MulfOp(a[0], e.const(inverse_length, a[0].type)))
-        return e(xmath.SqrtOp(e(arith.AddfOp(variance, e.const(eps, a[0].type)))))
+        deviation = e(xmath.SqrtOp(e(arith.AddfOp(variance, e.const(eps, a[0].type)))))
+        return e(arith.DivfOp(e.const(1.0, a[0].type), deviation))
 
-    scale = row.map([squares], denominator)
+    # One division per row; each element is then a product (a division per element cost
+    # as much as the rest of the write pass).
+    scale = row.map([squares], inverse_deviation)
 
     def normalized(e: Emitter, a: Sequence[SSAValue]) -> SSAValue:
-        y = e(arith.MulfOp(e(arith.DivfOp(a[0], a[1])), a[2]))
+        y = e(arith.MulfOp(e(arith.MulfOp(a[0], a[1])), a[2]))
         return e(arith.AddfOp(y, a[3])) if len(a) > 3 else y
 
     row.for_each_column(
