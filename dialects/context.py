@@ -5,7 +5,7 @@ from __future__ import annotations
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, func, math, memref, scf
+from xdsl.dialects import arith, builtin, func, math, memref, scf, vector
 from xdsl.dialects.builtin import (
     ComplexType,
     DenseIntOrFPElementsAttr,
@@ -34,7 +34,7 @@ STRATA_DIALECTS = {"graph": lambda: Graph, "tile": lambda: Tile, "token": lambda
 def make_context() -> Context:
     """A context with the upstream dialects Strata's levels use and Strata's own."""
     ctx = Context()
-    for dialect in (builtin.Builtin, func.Func, arith.Arith, math.Math, memref.MemRef, scf.Scf):
+    for dialect in (builtin.Builtin, func.Func, arith.Arith, math.Math, memref.MemRef, scf.Scf, vector.Vector):
         ctx.load_dialect(dialect)
     for factory in STRATA_DIALECTS.values():
         ctx.load_dialect(factory())

@@ -37,9 +37,11 @@ class TileCostModel:
     the contiguous last axis (vector loads), never over the tile byte limit."""
 
     elements: int = 4096
-    matmul_m: int = 64
+    matmul_m: int = 128
+    """128 x 64 output tiles, k tiles of 128: the micro-kernel's packed b panel (32 KiB)
+    and a's rows stay in L1/L2; measured best of 64..128 in each dimension at 256..2048."""
     matmul_n: int = 64
-    matmul_k: int = 64
+    matmul_k: int = 128
     dot_k: int = 256
     """K tile when b is read along k (transpose_b): long dot products, few horizontal sums."""
     matmul_bytes: int = 0

@@ -95,6 +95,14 @@ def matmul_kernel(
             tn //= 2
         else:
             break
+    # Whatever the cost model asks for, no tile may exceed the tile byte limit.
+    while max(tm * tk, tk * tn) * operand_bytes > MAX_TILE_BYTES or tm * tn * acc_bytes > MAX_TILE_BYTES:
+        if tk > 8 and max(tm * tk, tk * tn) * operand_bytes > MAX_TILE_BYTES:
+            tk //= 2
+        elif tm >= tn:
+            tm //= 2
+        else:
+            tn //= 2
     instances = math.prod(batch)
     while instances * -(-m // tm) * -(-n // tn) < p.cost.matmul_min_tiles and tm * tn > MIN_SPLIT_TILE:
         if tm >= tn:

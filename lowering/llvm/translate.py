@@ -1,8 +1,9 @@
 """Loops-level xDSL IR -> LLVM IR (llvmlite): the last step of Strata's CPU path.
 
 The input is a `builtin.module` of `func.func`s whose bodies use only arith, math,
-scf (for / if / yield), memref (load / store / alloca on static row-major memrefs)
-and func (call / return). Memref arguments become bare `ptr noalias` arguments and
+scf (for / if / yield), memref (load / store / alloca on static row-major memrefs),
+vector (load / store / broadcast / fma, for register-blocked kernels) and func
+(call / return). Memref arguments become bare `ptr noalias` arguments and
 `index` becomes i64, so a kernel `(memref<N x f32>, ..., index) -> i32` is called
 from C as `int32_t k(float *, ..., int64_t)`.
 
@@ -20,8 +21,8 @@ from llvmlite import ir
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 
-# arith_math and memref_scf_func are imported for their registrations in HANDLERS.
-from strata.lowering.llvm import arith_math, memref_scf_func  # noqa: F401
+# arith_math, memref_scf_func and vector are imported for their registrations in HANDLERS.
+from strata.lowering.llvm import arith_math, memref_scf_func, vector  # noqa: F401
 from strata.lowering.llvm.emitter import FunctionEmitter
 from strata.lowering.llvm.types import UnsupportedType, argument_type, fail, scalar_type
 

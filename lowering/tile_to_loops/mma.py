@@ -1,17 +1,23 @@
 """tile.mma in `lower-tile-to-loops`: the accumulator is a stack buffer updated in place.
 
-Two loop orders: the usual one (rows of the accumulator blocked by 4, each loaded row of
-b feeding 4 FMAs: bound by FMA throughput) and, when both operands are contiguous along
-k (b transposed), dot products carried through the k loop and vectorized along k.
+Three loop orders. When the tile's columns are a whole number of 512-bit vectors and its
+element is f32 or f64, a whole tile takes the register-blocked micro-kernel
+(register_blocked.py: blocks of the accumulator held in vector registers through the k
+loop, b packed and read as vectors, a broadcast); a partial edge tile of the same kernel
+is detected at run time and takes the scalar loops. Otherwise the usual scalar order (rows of the
+accumulator blocked by 4, each loaded row of b feeding 4 FMAs, left to LLVM's vectorizer)
+or, when both operands are contiguous along k (b transposed), dot products carried
+through the k loop and vectorized along k.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import FloatAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, Region, SSAValue
 
 from strata.dialects import tile
 from strata.lowering.tile_to_loops.kernel import (
@@ -22,6 +28,7 @@ from strata.lowering.tile_to_loops.kernel import (
     Tile,
     static_value,
 )
+from strata.lowering.tile_to_loops.register_blocked import consecutive, fits_micro_kernel, register_blocked
 
 
 CONTRACT = arith.FastMathFlagsAttr([arith.FastMathFlag.ALLOW_CONTRACT])
@@ -39,9 +46,36 @@ def _mma(k: KernelLowering, op: tile.MmaOp) -> None:
     target = acc if in_place else k.materialize(acc, acc_type.get_shape(), acc_type.element_type)
     zeros = [k.index(0)] * lead
     m, kk, n = a.extents[-2], a.extents[-1], b.extents[-1]
+    k.values[op.result] = BufferTile(target.buffer, [*target.extents[:lead], m, n])
+    full = (*op.a.type.get_shape()[-2:], op.b.type.get_shape()[-1])
+    if not fits_micro_kernel(target, *full):
+        _mma_loops(k, op, a, b, target, zeros, m, kk, n)
+        return
+    partial = [(extent, size) for extent, size in zip((m, kk, n), full) if static_value(extent) != size]
+    if not partial:
+        register_blocked(k, a, b, target, zeros, *full)
+        return
+    # Edge tiles of a matrix whose sizes the tile does not divide: whole tiles (most of
+    # them) take the micro-kernel, the rest the scalar loops, decided per tile at run time.
+    conditions = [k.emit(arith.CmpiOp(extent, k.index(size), "eq")) for extent, size in partial]
+    whole = functools.reduce(lambda x, y: k.emit(arith.AndIOp(x, y)), conditions)
+    branches = [Block(), Block()]
+    k.emit(scf.IfOp(whole, [], Region(branches[0]), Region(branches[1])))
+    outer = k.cursor
+    for block, emit in zip(branches, (
+        lambda: register_blocked(k, a, b, target, zeros, *full),
+        lambda: _mma_loops(k, op, a, b, target, zeros, m, kk, n),
+    )):  # fmt: skip
+        k.cursor = block
+        emit()
+        k.emit(scf.YieldOp())
+    k.cursor = outer
+
+
+def _mma_loops(k: KernelLowering, op: tile.MmaOp, a: Tile, b: Tile, target: BufferTile, zeros, m, kk, n) -> None:
+    """The scalar loop orders (LLVM vectorizes them): any extents, any element type."""
     if contiguous_along_k(a, -1) and contiguous_along_k(b, -2) and not contiguous_along_k(b, -1):
         _mma_dot_products(k, a, b, target, zeros, m, kk, n)
-        k.values[op.result] = BufferTile(target.buffer, [*target.extents[:lead], m, n])
         return
     if isinstance(b, LoadedTile) and b.view.get_strides()[-1] != 1:
         b = k.materialize(b, op.b.type.get_shape(), op.b.type.element_type)
@@ -67,18 +101,12 @@ def _mma(k: KernelLowering, op: tile.MmaOp) -> None:
         k.loop(kk, step)
 
     k.loop(m, row_block, step=rows)
-    k.values[op.result] = BufferTile(target.buffer, [*target.extents[:lead], m, n])
 
 
 def block_size(extent: SSAValue, preferred: int) -> int:
     """`preferred` rows (or columns) at a time when the extent is a static multiple of it,
     else 1: a partial block would need a remainder loop."""
     return preferred if (static_value(extent) or 0) % preferred == 0 else 1
-
-
-def consecutive(k: KernelLowering, start: SSAValue, count: int) -> list[SSAValue]:
-    """start, start + 1, ..., start + count - 1."""
-    return [start] + [k.add(start, k.index(offset)) for offset in range(1, count)]
 
 
 def contiguous_along_k(value: Tile, axis: int) -> bool:

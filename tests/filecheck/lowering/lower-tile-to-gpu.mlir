@@ -21,7 +21,7 @@
 // RUN: strata-opt %s --split-input-file -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 matmul_min_tiles=132},token-dce,lower-tile-to-gpu{barriers=naive}" | filecheck %s --check-prefix=NAIVE
 // RUN: strata-translate %s --emit=ptx | filecheck %s --check-prefix=PTX
 // RUN: strata-translate %s --emit=ptx --arch sm_80 | filecheck %s --check-prefix=SM80
-// RUN: strata-opt %s -p fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile,token-dce,fuse-fma | strata-translate - --emit=ptx | filecheck %s --check-prefix=FMA
+// RUN: strata-opt %s -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{matmul_m=64 matmul_n=64 matmul_k=64},token-dce,fuse-fma" | strata-translate - --emit=ptx | filecheck %s --check-prefix=FMA
 
 func.func @main(%a: tensor<7x1000xf32>, %b: tensor<1000xf32>) -> tensor<7x1000xf32> {
   %0 = "graph.mul"(%a, %b) : (tensor<7x1000xf32>, tensor<1000xf32>) -> tensor<7x1000xf32>

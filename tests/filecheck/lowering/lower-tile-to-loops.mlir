@@ -302,23 +302,24 @@ tile.kernel @rowsum(%x: memref<192xf32>, %s: memref<16xf32>) attributes {grid = 
 
 // -----
 
-// A matmul K loop (c[64x48] = a[64x32] @ b[32x48], 16x16 output tiles, K tiles of 8)
+// A matmul K loop (c[64x48] = a[64x32] @ b[32x48], 16x8 output tiles, K tiles of 8)
 // whose scf.for carries the accumulator tile: the carried tile becomes a stack buffer
 // (initialized from the zero map), the loop carries nothing, and tile.mma is an i-k-j
-// loop nest of mulf/addf updating that buffer in place: it is the kernel's only stack
+// loop nest of mulf/addf (8 columns are less than a vector, so
+// this tile takes the scalar loops, not the micro-kernel) updating that buffer in place: it is the kernel's only stack
 // buffer (allocas all sit at the top of the function), so there is no separate
 // accumulator copied back at the yield. (Rows may be blocked; the mulf/addf pair may
 // carry fastmath<contract>, never reassoc.)
-tile.kernel @matmul(%a: memref<2048xf32>, %b: memref<1536xf32>, %c: memref<3072xf32>) attributes {grid = array<i64: 4, 3>} {
+tile.kernel @matmul(%a: memref<2048xf32>, %b: memref<1536xf32>, %c: memref<3072xf32>) attributes {grid = array<i64: 4, 6>} {
   %m = tile.program_id 0 : index
   %n = tile.program_id 1 : index
   %va = tile.make_tensor_view %a : memref<2048xf32> -> !tile.tensor_view<64x32xf32, strides [32, 1], offset 0>
   %vb = tile.make_tensor_view %b : memref<1536xf32> -> !tile.tensor_view<32x48xf32, strides [48, 1], offset 0>
   %vc = tile.make_tensor_view %c : memref<3072xf32> -> !tile.tensor_view<64x48xf32, strides [48, 1], offset 0>
   %pa = tile.make_partition_view %va : !tile.tensor_view<64x32xf32, strides [32, 1], offset 0> -> !tile.partition_view<16x8, !tile.tensor_view<64x32xf32, strides [32, 1], offset 0>>
-  %pb = tile.make_partition_view %vb : !tile.tensor_view<32x48xf32, strides [48, 1], offset 0> -> !tile.partition_view<8x16, !tile.tensor_view<32x48xf32, strides [48, 1], offset 0>>
-  %pc = tile.make_partition_view %vc : !tile.tensor_view<64x48xf32, strides [48, 1], offset 0> -> !tile.partition_view<16x16, !tile.tensor_view<64x48xf32, strides [48, 1], offset 0>>
-  %zero = tile.map : () -> !tile.tile<16x16xf32> {
+  %pb = tile.make_partition_view %vb : !tile.tensor_view<32x48xf32, strides [48, 1], offset 0> -> !tile.partition_view<8x8, !tile.tensor_view<32x48xf32, strides [48, 1], offset 0>>
+  %pc = tile.make_partition_view %vc : !tile.tensor_view<64x48xf32, strides [48, 1], offset 0> -> !tile.partition_view<16x8, !tile.tensor_view<64x48xf32, strides [48, 1], offset 0>>
+  %zero = tile.map : () -> !tile.tile<16x8xf32> {
     %z = arith.constant 0.000000e+00 : f32
     tile.yield %z : f32
   }
@@ -326,22 +327,22 @@ tile.kernel @matmul(%a: memref<2048xf32>, %b: memref<1536xf32>, %c: memref<3072x
   %lb = arith.constant 0 : index
   %ub = arith.constant 4 : index
   %step = arith.constant 1 : index
-  %acc = scf.for %k = %lb to %ub step %step iter_args(%c_acc = %zero) -> (!tile.tile<16x16xf32>) {
+  %acc = scf.for %k = %lb to %ub step %step iter_args(%c_acc = %zero) -> (!tile.tile<16x8xf32>) {
     %ta, %t1 = tile.load_view_tko %pa[%m, %k] token %t0 : !tile.partition_view<16x8, !tile.tensor_view<64x32xf32, strides [32, 1], offset 0>> -> !tile.tile<16x8xf32>
-    %tb, %t2 = tile.load_view_tko %pb[%k, %n] token %t0 : !tile.partition_view<8x16, !tile.tensor_view<32x48xf32, strides [48, 1], offset 0>> -> !tile.tile<8x16xf32>
-    %next = tile.mma %ta, %tb, %c_acc : !tile.tile<16x8xf32>, !tile.tile<8x16xf32>, !tile.tile<16x16xf32>
-    scf.yield %next : !tile.tile<16x16xf32>
+    %tb, %t2 = tile.load_view_tko %pb[%k, %n] token %t0 : !tile.partition_view<8x8, !tile.tensor_view<32x48xf32, strides [48, 1], offset 0>> -> !tile.tile<8x8xf32>
+    %next = tile.mma %ta, %tb, %c_acc : !tile.tile<16x8xf32>, !tile.tile<8x8xf32>, !tile.tile<16x8xf32>
+    scf.yield %next : !tile.tile<16x8xf32>
   }
-  %t4 = tile.store_view_tko %acc, %pc[%m, %n] token %t0 : !tile.tile<16x16xf32>, !tile.partition_view<16x16, !tile.tensor_view<64x48xf32, strides [48, 1], offset 0>>
+  %t4 = tile.store_view_tko %acc, %pc[%m, %n] token %t0 : !tile.tile<16x8xf32>, !tile.partition_view<16x8, !tile.tensor_view<64x48xf32, strides [48, 1], offset 0>>
   tile.return
 }
 
 // CHECK-LABEL: func.func @matmul(
-// CHECK-SAME:  %a: memref<2048xf32>, %b: memref<1536xf32>, %c: memref<3072xf32>, [[BEGIN:%[0-9a-z_]+]]: index, [[END:%[0-9a-z_]+]]: index) -> i32 attributes {tile.grid = array<i64: 4, 3>} {
-// CHECK-NEXT:    [[ACC:%[0-9a-z_]+]] = memref.alloca() {alignment = 64 : i64} : memref<16x16xf32>
+// CHECK-SAME:  %a: memref<2048xf32>, %b: memref<1536xf32>, %c: memref<3072xf32>, [[BEGIN:%[0-9a-z_]+]]: index, [[END:%[0-9a-z_]+]]: index) -> i32 attributes {tile.grid = array<i64: 4, 6>} {
+// CHECK-NEXT:    [[ACC:%[0-9a-z_]+]] = memref.alloca() {alignment = 64 : i64} : memref<16x8xf32>
 // CHECK-NEXT:    {{%[0-9a-z_]+}} = arith.constant 1 : index
 // CHECK-NEXT:    scf.for [[G:%[0-9a-z_]+]] = [[BEGIN]] to [[END]] step
-// CHECK-NEXT:      [[N3:%[0-9a-z_]+]] = arith.constant 3 : index
+// CHECK-NEXT:      [[N3:%[0-9a-z_]+]] = arith.constant 6 : index
 // CHECK-NEXT:      [[N:%[0-9a-z_]+]] = arith.remui [[G]], [[N3]] : index
 // CHECK-NEXT:      [[REST:%[0-9a-z_]+]] = arith.divui [[G]], [[N3]] : index
 // CHECK-NEXT:      [[N4:%[0-9a-z_]+]] = arith.constant 4 : index
@@ -350,7 +351,7 @@ tile.kernel @matmul(%a: memref<2048xf32>, %b: memref<1536xf32>, %c: memref<3072x
 // CHECK:           scf.for [[ZI:%[0-9a-z_]+]] =
 // CHECK:             scf.for [[ZJ:%[0-9a-z_]+]] =
 // CHECK-NEXT:          %z = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:          memref.store %z, [[ACC]]{{\[}}[[ZI]], [[ZJ]]{{\]}} : memref<16x16xf32>
+// CHECK-NEXT:          memref.store %z, [[ACC]]{{\[}}[[ZI]], [[ZJ]]{{\]}} : memref<16x8xf32>
 // The K loop carries nothing.
 // CHECK:           scf.for [[K:%[0-9a-z_]+]] = %lb to %ub step %step {{\{$}}
 // CHECK:             [[AR0:%[0-9a-z_]+]] = arith.muli [[M]], {{%[0-9a-z_]+}} : index
@@ -367,14 +368,14 @@ tile.kernel @matmul(%a: memref<2048xf32>, %b: memref<1536xf32>, %c: memref<3072x
 // CHECK-NEXT:            [[AIK:%[0-9a-z_]+]] = memref.load %a{{\[}}[[AO]]{{\]}} : memref<2048xf32>
 // CHECK:                 scf.for [[J:%[0-9a-z_]+]] =
 // CHECK-DAG:               [[BKJ:%[0-9a-z_]+]] = memref.load %b{{\[}}{{%[0-9a-z_]+}}{{\]}} : memref<1536xf32>
-// CHECK-DAG:               [[CUR:%[0-9a-z_]+]] = memref.load [[ACC]]{{\[}}[[I]], [[J]]{{\]}} : memref<16x16xf32>
+// CHECK-DAG:               [[CUR:%[0-9a-z_]+]] = memref.load [[ACC]]{{\[}}[[I]], [[J]]{{\]}} : memref<16x8xf32>
 // CHECK:                   [[P:%[0-9a-z_]+]] = arith.mulf [[AIK]], [[BKJ]]{{( fastmath<contract>)?}} : f32
 // CHECK-NEXT:              [[S:%[0-9a-z_]+]] = arith.addf [[CUR]], [[P]]{{( fastmath<contract>)?}} : f32
-// CHECK-NEXT:              memref.store [[S]], [[ACC]]{{\[}}[[I]], [[J]]{{\]}} : memref<16x16xf32>
+// CHECK-NEXT:              memref.store [[S]], [[ACC]]{{\[}}[[I]], [[J]]{{\]}} : memref<16x8xf32>
 // After the K loop, the buffer is stored to c.
 // CHECK:           scf.for [[SI:%[0-9a-z_]+]] =
 // CHECK:             scf.for [[SJ:%[0-9a-z_]+]] =
-// CHECK-NEXT:          [[V:%[0-9a-z_]+]] = memref.load [[ACC]]{{\[}}[[SI]], [[SJ]]{{\]}} : memref<16x16xf32>
+// CHECK-NEXT:          [[V:%[0-9a-z_]+]] = memref.load [[ACC]]{{\[}}[[SI]], [[SJ]]{{\]}} : memref<16x8xf32>
 // CHECK:               memref.store [[V]], %c{{\[}}{{%[0-9a-z_]+}}{{\]}} : memref<3072xf32>
 // CHECK-NOT:     memref.alloca
 // CHECK:         func.return {{%[0-9a-z_]+}} : i32
@@ -452,31 +453,32 @@ tile.kernel @rowmax(%x: memref<64xf32>, %mx: memref<4xf32>) attributes {grid = a
 // b read along k (transpose_b: its view has stride 1 on the K axis): tile.mma becomes
 // dot products — 2 rows x 4 columns of sums carried through one k loop (scalar iter_args
 // that LLVM vectorizes along k: fastmath<reassoc,contract>), then added to the
-// accumulator; b is not packed into a stack buffer.
-tile.kernel @dot(%a: memref<512xf32>, %b: memref<512xf32>, %c: memref<256xf32>) attributes {grid = array<i64: 1, 1>} {
+// accumulator; b is not packed into a stack buffer. (8 columns, less than a vector: wider
+// tiles take the register-blocked micro-kernel, which packs b whatever its layout.)
+tile.kernel @dot(%a: memref<512xf32>, %b: memref<256xf32>, %c: memref<128xf32>) attributes {grid = array<i64: 1, 1>} {
   %m = tile.program_id 0 : index
   %n = tile.program_id 1 : index
   %va = tile.make_tensor_view %a : memref<512xf32> -> !tile.tensor_view<16x32xf32, strides [32, 1], offset 0>
-  %vb = tile.make_tensor_view %b : memref<512xf32> -> !tile.tensor_view<32x16xf32, strides [1, 32], offset 0>
-  %vc = tile.make_tensor_view %c : memref<256xf32> -> !tile.tensor_view<16x16xf32, strides [16, 1], offset 0>
+  %vb = tile.make_tensor_view %b : memref<256xf32> -> !tile.tensor_view<32x8xf32, strides [1, 32], offset 0>
+  %vc = tile.make_tensor_view %c : memref<128xf32> -> !tile.tensor_view<16x8xf32, strides [8, 1], offset 0>
   %pa = tile.make_partition_view %va : !tile.tensor_view<16x32xf32, strides [32, 1], offset 0> -> !tile.partition_view<16x32, !tile.tensor_view<16x32xf32, strides [32, 1], offset 0>>
-  %pb = tile.make_partition_view %vb : !tile.tensor_view<32x16xf32, strides [1, 32], offset 0> -> !tile.partition_view<32x16, !tile.tensor_view<32x16xf32, strides [1, 32], offset 0>>
-  %pc = tile.make_partition_view %vc : !tile.tensor_view<16x16xf32, strides [16, 1], offset 0> -> !tile.partition_view<16x16, !tile.tensor_view<16x16xf32, strides [16, 1], offset 0>>
-  %zero = tile.map : () -> !tile.tile<16x16xf32> {
+  %pb = tile.make_partition_view %vb : !tile.tensor_view<32x8xf32, strides [1, 32], offset 0> -> !tile.partition_view<32x8, !tile.tensor_view<32x8xf32, strides [1, 32], offset 0>>
+  %pc = tile.make_partition_view %vc : !tile.tensor_view<16x8xf32, strides [8, 1], offset 0> -> !tile.partition_view<16x8, !tile.tensor_view<16x8xf32, strides [8, 1], offset 0>>
+  %zero = tile.map : () -> !tile.tile<16x8xf32> {
     %z = arith.constant 0.000000e+00 : f32
     tile.yield %z : f32
   }
   %t0 = token.make : !token.token
   %c0 = arith.constant 0 : index
   %ta, %t1 = tile.load_view_tko %pa[%m, %c0] token %t0 : !tile.partition_view<16x32, !tile.tensor_view<16x32xf32, strides [32, 1], offset 0>> -> !tile.tile<16x32xf32>
-  %tb, %t2 = tile.load_view_tko %pb[%c0, %n] token %t0 : !tile.partition_view<32x16, !tile.tensor_view<32x16xf32, strides [1, 32], offset 0>> -> !tile.tile<32x16xf32>
-  %acc = tile.mma %ta, %tb, %zero : !tile.tile<16x32xf32>, !tile.tile<32x16xf32>, !tile.tile<16x16xf32>
-  %t3 = tile.store_view_tko %acc, %pc[%m, %n] token %t0 : !tile.tile<16x16xf32>, !tile.partition_view<16x16, !tile.tensor_view<16x16xf32, strides [16, 1], offset 0>>
+  %tb, %t2 = tile.load_view_tko %pb[%c0, %n] token %t0 : !tile.partition_view<32x8, !tile.tensor_view<32x8xf32, strides [1, 32], offset 0>> -> !tile.tile<32x8xf32>
+  %acc = tile.mma %ta, %tb, %zero : !tile.tile<16x32xf32>, !tile.tile<32x8xf32>, !tile.tile<16x8xf32>
+  %t3 = tile.store_view_tko %acc, %pc[%m, %n] token %t0 : !tile.tile<16x8xf32>, !tile.partition_view<16x8, !tile.tensor_view<16x8xf32, strides [8, 1], offset 0>>
   tile.return
 }
 
 // CHECK-LABEL: func.func @dot(
-// CHECK-NEXT:    [[ACC:%[0-9a-z_]+]] = memref.alloca() {alignment = 64 : i64} : memref<16x16xf32>
+// CHECK-NEXT:    [[ACC:%[0-9a-z_]+]] = memref.alloca() {alignment = 64 : i64} : memref<16x8xf32>
 // CHECK-NOT:     memref.alloca
 // CHECK:         = scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK:           memref.load %b

@@ -6,7 +6,7 @@
 
 // CHECK-LABEL: Strata passes:
 // CHECK-DAG:   {{^  }}autodiff{checkpoint: str = all} {{ +}}Adds @f_grad for every function marked graph.differentiate.
-// CHECK-DAG:   {{^  }}lower-graph-to-tile{tile_elements: int = 4096, matmul_m: int = 64, {{.*}}} {{ +}}Lower every graph function to a program of tile kernels.
+// CHECK-DAG:   {{^  }}lower-graph-to-tile{tile_elements: int = 4096, matmul_m: int = 128, {{.*}}} {{ +}}Lower every graph function to a program of tile kernels.
 // CHECK-DAG:   {{^  }}plan-memory{strategy: str = {{[a-z-]+}}, in_place: bool = true} {{ +}}Plan arenas and offsets
 // CHECK-DAG:   {{^  }}token-dce {{ +}}Remove unused tokens and redundant joins.
 // CHECK-DAG:   {{^  }}verify-memory-plan {{ +}}Fail if any program's recorded plan is unsafe.
