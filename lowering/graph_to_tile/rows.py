@@ -263,9 +263,9 @@ def softmax_rows(row: RowKernel, x_of: ColumnTile, write: Callable[[SSAValue, SS
     if output is not None and not log:
 
         def stored_exp(column: SSAValue) -> SSAValue:
-            value = exp_shifted(column)
-            row.k.store(value, output, row.at(column))
-            return value
+            # Summed as loaded back: a tile both stored and reduced would be copied to the stack.
+            row.k.store(exp_shifted(column), output, row.at(column))
+            return row.k.load(output, row.at(column))
 
         total = row.row_pass(0.0, "sum", stored_exp, arith.AddfOp, stores=True)
         exp_shifted = lambda c: row.k.load(output, row.at(c))  # noqa: E731

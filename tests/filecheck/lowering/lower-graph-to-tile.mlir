@@ -287,8 +287,9 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NEXT:      ^bb0
 // CHECK-NEXT:        arith.maximumf
 // CHECK:           scf.yield
-// Pass 2: sum of exp(x - max), each exp stored into the output (exp is evaluated once);
-// the loop carries the token chain so pass 3 may load what it stored.
+// Pass 2: sum of exp(x - max), each exp stored into the output (exp is evaluated once)
+// and summed as loaded back (no stack copy of the tile); the loop carries the token
+// chain so pass 3 may load what it stored.
 // CHECK:         arith.constant 0.000000e+00 : f32
 // CHECK:         [[SUM:%[0-9a-z_]+]], [[TOKEN:%[0-9a-z_]+]] = scf.for {{.*}} iter_args([[RS:%[0-9a-z_]+]] = {{.*}}, [[RT:%[0-9a-z_]+]] = {{.*}}) -> (!tile.tile<4x1xf32>, !token.token) {
 // CHECK-NEXT:      tile.load_view_tko [[PX]]
@@ -298,7 +299,8 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NEXT:      ^bb0
 // CHECK-NEXT:        math.exp
 // CHECK:           [[STORED:%[0-9a-z_]+]] = tile.store_view_tko [[EXP]], [[PY]]{{.*}} token [[RT]]
-// CHECK-NEXT:      [[P2:%[0-9a-z_]+]] = tile.reduce [[EXP]] {axes = array<i64: 1>, kind = "sum"}
+// CHECK-NEXT:      [[E2:%[0-9a-z_]+]], {{%[0-9a-z_]+}} = tile.load_view_tko [[PY]]{{.*}} token [[STORED]]
+// CHECK-NEXT:      [[P2:%[0-9a-z_]+]] = tile.reduce [[E2]] {axes = array<i64: 1>, kind = "sum"}
 // CHECK-NEXT:      tile.map [[RS]], [[P2]]
 // CHECK-NEXT:      ^bb0
 // CHECK-NEXT:        arith.addf
