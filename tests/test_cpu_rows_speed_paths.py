@@ -1,0 +1,90 @@
+"""The row kernels' fast paths against the reference interpreter, where the suite's shapes
+do not reach them: softmax storing exp(x - max) in its sum pass and scaling it in place
+(rows of several column tiles, a partial last tile, in place on a dead input, fused with a
+prologue), NaN and infinities in rows, layernorm/rmsnorm's one reciprocal per row, and
+expand-math's exp at the edges of its range."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import strata
+from programs import single_op
+from targets import compile_for_test
+
+
+def close_to_reference(text: str, inputs, fusion: bool = True, rtol: float = 2e-6, atol: float = 1e-7) -> None:
+    got = compile_for_test(text, fusion=fusion)(*inputs)
+    want = strata.interpret(text, *inputs)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+
+@pytest.mark.parametrize("shape", [(2, 4097), (3, 9000), (5, 8192), (33, 129)], ids=str)
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_long_rows(name, shape):
+    """Rows of one or more column tiles (4096 columns at most), the last one partial."""
+    x = (np.random.default_rng(3).standard_normal(shape) * 20).astype(np.float32)
+    close_to_reference(single_op(f"graph.{name}", [(shape, "f32")], (shape, "f32"), "axis = 1 : i64"), [x],
+                       rtol=2e-6 if name == "softmax" else 1e-5, atol=1e-6)
+
+
+def test_softmax_in_place_and_fused_prologue():
+    """softmax(2x): fused, the prologue is evaluated in the max and sum passes only;
+    unfused, the softmax may run in place on the dead 2x buffer."""
+    x = np.random.default_rng(4).standard_normal((6, 5000)).astype(np.float32)
+    t = "tensor<6x5000xf32>"
+    text = "\n".join([
+        f"func.func @main(%x: {t}) -> {t} {{",
+        f'  %0 = "graph.scale"(%x) <{{value = 2.0 : f64}}> : ({t}) -> {t}',
+        f'  %1 = "graph.softmax"(%0) <{{axis = 1 : i64}}> : ({t}) -> {t}',
+        f"  func.return %1 : {t}",
+        "}",
+    ])  # fmt: skip
+    for fusion in (True, False):
+        close_to_reference(text, [x], fusion=fusion)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_special_rows(name):
+    """A NaN or +inf anywhere in a row makes the whole row NaN; a row of -inf is NaN; -inf
+    entries beside finite ones are probability 0 (log-probability -inf)."""
+    x = np.random.default_rng(5).standard_normal((5, 4500)).astype(np.float32)
+    x[0, 4400] = np.nan
+    x[1, 7] = np.inf
+    x[2, :] = -np.inf
+    x[3, ::3] = -np.inf
+    got = compile_for_test(single_op(f"graph.{name}", [(x.shape, "f32")], (x.shape, "f32"), "axis = 1 : i64"))(x)[0]
+    assert np.isnan(got[:3]).all()
+    assert (got[3, ::3] == (0 if name == "softmax" else -np.inf)).all()
+    assert np.isfinite(got[3, 1::3]).all() and np.isfinite(got[4]).all()
+    if name == "softmax":
+        np.testing.assert_allclose(got[3:].sum(axis=1), 1, rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(3, 4097), (64, 128)], ids=str)
+def test_normalize_long_rows(shape):
+    rng = np.random.default_rng(6)
+    c = shape[-1]
+    x = (rng.standard_normal(shape) * 3 + 5).astype(np.float32)
+    gamma, beta = rng.standard_normal((2, c)).astype(np.float32)
+    close_to_reference(single_op("graph.layernorm", [(shape, "f32"), ((c,), "f32"), ((c,), "f32")], (shape, "f32"),
+                                 "epsilon = 1.0e-05 : f64"), [x, gamma, beta], rtol=1e-5, atol=1e-5)
+    close_to_reference(single_op("graph.rmsnorm", [(shape, "f32"), ((c,), "f32")], (shape, "f32")), [x, gamma],
+                       rtol=1e-5, atol=1e-5)
+
+
+def test_exp_range_edges():
+    """Around the overflow (88.72) and flush-to-zero (-86.5) thresholds, where the
+    rounding-constant trick puts n at 128 and -125, and at the special values."""
+    edges = np.array([88.72283, 88.7228, 88.72284, 88.5, 88.0, 87.9, -86.5, -86.49, -86.51, -87.0, -0.0, 0.0,
+                      1e-30, -1e-30, 0.34657359, -0.34657359, 0.5, -0.5, np.inf, -np.inf, np.nan], np.float32)
+    x = np.concatenate([edges, np.linspace(-86.5, 88.72, 4000, dtype=np.float32)])
+    got = compile_for_test(single_op("graph.exp", [(x.shape, "f32")], (x.shape, "f32")))(x)[0]
+    want = np.exp(x.astype(np.float64))
+    finite = np.isfinite(want) & (x >= -86.5) & (want < np.finfo(np.float32).max)
+    ulps = np.abs(got[finite] - want[finite]) / np.spacing(want[finite].astype(np.float32))
+    assert ulps.max() <= 1.5
+    assert np.isnan(got[np.isnan(x)]).all()
+    assert (got[x > 88.72283] == np.inf).all() and (got[x < -86.5] == 0).all()
