@@ -28,7 +28,6 @@ from strata.dialects.tile_types import KERNEL_BYTE_BUDGET, MAX_TILE_DIM, TensorV
 from strata.support.locations import location_prefix
 from strata.lowering.graph_to_tile.program import ProgramLowering, same_layout_inputs
 from strata.lowering.graph_to_tile.indexed import out_of_range
-from strata.lowering.graph_to_tile.matmul import matmul_kernel
 from strata.lowering.scalar_rules import Emitter, emit_members
 from strata.lowering.tile_builder import (
     KernelBuilder,
@@ -314,29 +313,6 @@ def lower_softmax(op: Operation, p: ProgramLowering) -> None:
     log = isinstance(op, graph.LogSoftmaxOp)
     out = softmax_kernel(p, op.name.removeprefix("graph."), p.buffer_of(x), x.type, op.params()["axis"], log)
     p.bind(op.results[0], out)
-
-
-@register_tile_lowering(graph.AttentionOp)
-def lower_attention(op: graph.AttentionOp, p: ProgramLowering) -> None:
-    """softmax(scale · q kᵀ [causal]) v as three kernels; the scores and probabilities
-    are workspace buffers, f32 for f16/bf16 q/k/v: only the result is rounded."""
-    params = op.params()
-    q, k = op.q.type, op.k.type
-    wide = f32 if isinstance(q.element_type, (Float16Type, BFloat16Type)) else q.element_type
-    scores_type = TensorType(wide, [*shape_of(q)[:-1], shape_of(k)[-2]])
-    (scores,) = matmul_kernel(
-        p, "attention_scores", p.operand(op.q), p.operand(op.k),
-        scores_type, False, True, params["scale"],
-    )  # fmt: skip
-    p.mark_workspace(scores)
-    probabilities = p.mark_workspace(
-        softmax_kernel(p, "attention_softmax", scores, scores_type, -1, causal=params["causal"])
-    )
-    (out,) = matmul_kernel(
-        p, "attention_values", (probabilities, scores_type, contiguous_strides(shape_of(scores_type))), p.operand(op.v),
-        op.result.type, False, False, 1.0,
-    )  # fmt: skip
-    p.bind(op.result, out)
 
 
 def normalize_rows(row: RowKernel, x_of: ColumnTile, params_of: Sequence[ColumnTile],

@@ -1,0 +1,189 @@
+"""graph.attention in `lower-graph-to-tile`: one fused kernel with an online softmax (CPU),
+or three kernels (scores, softmax, values) where the target asks for many small matmul
+tiles (the GPU's cost model).
+
+The fused kernel runs one instance per (batch..., block of QUERY_BLOCK queries). It walks
+the keys in blocks of KEY_BLOCK, carrying per query row the running maximum m, the
+running sum l of exp(s - m) and the unnormalized output acc:
+
+    s    = scale · q kᵀ                  (QUERY_BLOCK x KEY_BLOCK, masked above the diagonal)
+    m'   = max(m, rowmax(s))
+    p    = exp(s - m')                   correction = exp(m - m')
+    l'   = l · correction + rowsum(p)
+    acc' = acc · correction + p v
+    out  = acc / l                       (after the last key block)
+
+so the scores never leave the kernel's stack tiles: no S x S buffer in the plan, one
+read of q, k and v per query block. A causal kernel stops at the diagonal block. k is
+transposed once into a workspace first (a copy kernel), so that each key block's kᵀ tile
+is read row by row when the matmul packs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType, f32, i64
+from xdsl.ir import Block, Region, SSAValue
+
+from strata.dialects import graph, tile
+from strata.dialects.graph_base import shape_of
+from strata.dialects.opinfo import register_tile_lowering
+from strata.dialects.tile_types import TensorViewType
+from strata.lowering.graph_to_tile.matmul import matmul_kernel, pretransposed
+from strata.lowering.graph_to_tile.program import ProgramLowering
+from strata.lowering.graph_to_tile.rows import softmax_kernel
+from strata.lowering.scalar_rules import Emitter
+from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, next_power_of_two
+
+QUERY_BLOCK = 64
+KEY_BLOCK = 128
+
+
+@register_tile_lowering(graph.AttentionOp)
+def lower_attention(op: graph.AttentionOp, p: ProgramLowering) -> None:
+    # No keys (or no queries) is the empty-softmax identity the three kernels implement.
+    if p.cost.matmul_min_tiles or 0 in shape_of(op.q.type)[-2:] + shape_of(op.v.type)[-2:]:
+        three_kernels(op, p)
+    else:
+        fused_kernel(op, p)
+
+
+def three_kernels(op: graph.AttentionOp, p: ProgramLowering) -> None:
+    """softmax(scale · q kᵀ [causal]) v as three kernels; the scores and probabilities
+    are workspace buffers, f32 for f16/bf16 q/k/v: only the result is rounded."""
+    params = op.params()
+    q, k = op.q.type, op.k.type
+    wide = compute_element(q)
+    scores_type = TensorType(wide, [*shape_of(q)[:-1], shape_of(k)[-2]])
+    (scores,) = matmul_kernel(
+        p, "attention_scores", p.operand(op.q), p.operand(op.k),
+        scores_type, False, True, params["scale"],
+    )  # fmt: skip
+    p.mark_workspace(scores)
+    probabilities = p.mark_workspace(
+        softmax_kernel(p, "attention_softmax", scores, scores_type, -1, causal=params["causal"])
+    )
+    (out,) = matmul_kernel(
+        p, "attention_values", (probabilities, scores_type, contiguous_strides(shape_of(scores_type))), p.operand(op.v),
+        op.result.type, False, False, 1.0,
+    )  # fmt: skip
+    p.bind(op.result, out)
+
+
+def compute_element(t: TensorType):
+    """f16/bf16 attention computes in f32 and rounds only the result."""
+    return f32 if isinstance(t.element_type, (Float16Type, BFloat16Type)) else t.element_type
+
+
+def fused_kernel(op: graph.AttentionOp, p: ProgramLowering) -> None:
+    params = op.params()
+    q_buffer, q_type, q_strides = p.operand(op.q)
+    k_buffer, k_type, k_strides = pretransposed(p, "attention", *p.operand(op.k))  # [..., D, Sk]
+    v_buffer, v_type, v_strides = p.operand(op.v)
+    out_type = op.result.type
+    *batch, queries, depth = shape_of(q_type)
+    keys, width = shape_of(v_type)[-2:]
+    lead = (1,) * len(batch)
+    rows = min(QUERY_BLOCK, next_power_of_two(queries))
+    columns = min(KEY_BLOCK, next_power_of_two(keys))
+    depth_tile, width_tile = next_power_of_two(depth), next_power_of_two(width)
+    element, compute = out_type.element_type, compute_element(out_type)
+
+    out = p.new_buffer(out_type)
+    buffers = [q_buffer, k_buffer, v_buffer, out]
+    k = KernelBuilder(p.kernel_name("attention"), buffers, (*batch, -(-queries // rows)))
+    *batch_ids, query_block = k.program_ids
+    zero = k.index(0)
+
+    def view(t: TensorType, strides: Sequence[int]) -> TensorViewType:
+        return TensorViewType(shape_of(t), t.element_type, strides)
+
+    q_part = k.partition(0, view(q_type, q_strides), (*lead, rows, depth_tile))
+    k_part = k.partition(1, view(k_type, k_strides), (*lead, depth_tile, columns))
+    v_part = k.partition(2, view(v_type, v_strides), (*lead, columns, width_tile))
+    out_part = k.partition(3, view(out_type, contiguous_strides(shape_of(out_type))), (*lead, rows, width_tile))
+
+    q_tile = k.extend(k.load(q_part, [*batch_ids, query_block, zero]), compute)
+    row_shape, score_shape = (*lead, rows, 1), (*lead, rows, columns)
+    carried = [
+        k.fill(float("-inf"), row_shape, compute),
+        k.fill(0.0, row_shape, compute),
+        k.fill(0.0, (*lead, rows, width_tile), compute),
+    ]
+
+    def step(key_block: SSAValue, state: Sequence[SSAValue]) -> list[SSAValue]:
+        largest, total, acc = state
+        keys_t = k.extend(k.load(k_part, [*batch_ids, zero, key_block]), compute)
+        values = k.extend(k.load(v_part, [*batch_ids, key_block, zero]), compute)
+        products = k.add(tile.MmaOp(q_tile, keys_t, k.fill(0.0, score_shape, compute))).results[0]
+        scores = scaled_and_masked(k, products, params["scale"], params["causal"], query_block, key_block, rows, columns)
+        row_axis = len(lead) + 1
+        new_largest = elementwise(k, [largest, k.reduce(scores, row_axis, "max")], lambda e, a: e(arith.MaximumfOp(*a)))
+        exp_difference = lambda e, a: e(xmath.ExpOp(e(arith.SubfOp(*a))))  # noqa: E731
+        probabilities = elementwise(k, [scores, k.broadcast(new_largest, score_shape)], exp_difference)
+        correction = elementwise(k, [largest, new_largest], exp_difference)
+        new_total = elementwise(
+            k, [total, correction, k.reduce(probabilities, row_axis, "sum")],
+            lambda e, a: e(arith.AddfOp(e(arith.MulfOp(a[0], a[1])), a[2])),
+        )  # fmt: skip
+        rescaled = elementwise(k, [acc, k.broadcast(correction, acc.type.get_shape())], lambda e, a: e(arith.MulfOp(*a)))
+        new_acc = k.add(tile.MmaOp(probabilities, values, rescaled)).results[0]
+        return [new_largest, new_total, new_acc]
+
+    key_blocks = -(-keys // columns)
+    if params["causal"]:
+        # Query block b sees keys up to its last row: blocks 0 .. ((b + 1) · rows - 1) / columns.
+        last_row = k.add(arith.AddiOp(k.add(arith.MuliOp(query_block, k.index(rows))).results[0], k.index(rows - 1))).results[0]
+        needed = k.add(arith.AddiOp(k.add(arith.DivUIOp(last_row, k.index(columns))).results[0], k.index(1))).results[0]
+        bound = k.add(arith.MinUIOp(needed, k.index(key_blocks))).results[0]
+    else:
+        bound = k.index(key_blocks)
+    _, total, acc = dynamic_loop(k, bound, carried, step)
+    result = elementwise(k, [acc, k.broadcast(total, acc.type.get_shape())], lambda e, a: e(arith.DivfOp(*a)))
+    if compute != element:
+        result = k.map([result], element, lambda block, a: Emitter(block)(arith.TruncFOp(a[0], element)))
+    k.store(result, out_part, [*batch_ids, query_block, zero])
+    p.launch(k, buffers)
+    p.bind(op.result, out)
+
+
+def elementwise(k: KernelBuilder, inputs: Sequence[SSAValue], body) -> SSAValue:
+    """The map `body(emitter, elements) -> element` over same-shaped tiles, of the first
+    input's element type."""
+    return k.map(inputs, inputs[0].type.element_type, lambda block, a: body(Emitter(block), a))
+
+
+def scaled_and_masked(k: KernelBuilder, products: SSAValue, scale: float, causal: bool,
+                      query_block: SSAValue, key_block: SSAValue, rows: int, columns: int) -> SSAValue:
+    """scale · products, and -inf where the key index exceeds the query index (causal)."""
+    shape = products.type.get_shape()
+    element = products.type.element_type
+    if not causal:
+        return elementwise(k, [products], lambda e, a: e(arith.MulfOp(a[0], e.const(scale, element))))
+    query_origin = index_to_i64(k, k.add(arith.MuliOp(query_block, k.index(rows))).results[0])
+    key_origin = index_to_i64(k, k.add(arith.MuliOp(key_block, k.index(columns))).results[0])
+    query_ids, key_ids = k.iota(len(shape) - 2, shape), k.iota(len(shape) - 1, shape)
+
+    def body(block: Block, a: Sequence[SSAValue]) -> SSAValue:
+        e = Emitter(block)
+        scaled = e(arith.MulfOp(a[0], e.const(scale, element)))
+        future = e(arith.CmpiOp(e(arith.AddiOp(a[2], key_origin)), e(arith.AddiOp(a[1], query_origin)), "sgt"))
+        return e(arith.SelectOp(future, e.const(float("-inf"), element), scaled))
+
+    return k.map([products, query_ids, key_ids], element, body)
+
+
+def index_to_i64(k: KernelBuilder, value: SSAValue) -> SSAValue:
+    return k.add(arith.IndexCastOp(value, i64)).results[0]
+
+
+def dynamic_loop(k: KernelBuilder, upper: SSAValue, carried: Sequence[SSAValue], body) -> Sequence[SSAValue]:
+    """KernelBuilder.loop with a bound computed in the kernel (the causal diagonal)."""
+    block = Block(arg_types=[k.index(0).type, *(v.type for v in carried)])
+    outer, k.block = k.block, block
+    k.add(scf.YieldOp(*body(block.args[0], block.args[1:])))
+    k.block = outer
+    return k.add(scf.ForOp(k.index(0), upper, k.index(1), list(carried), Region(block))).results
