@@ -193,6 +193,13 @@ MATMULS = [
     ((129, 17), (129, 70), True, False, (17, 70)),
     ((2, 1, 9, 5), (3, 5, 6), False, False, (2, 3, 9, 6)),
     ((4, 8, 19), (4, 19, 8), True, True, (4, 19, 19)),
+    # The register-blocked micro-kernel: rows under one 8-row block, one-vector panel.
+    ((4, 32), (32, 16), False, False, (4, 16)),
+    # Edge tiles in m, k and n: whole tiles take the micro-kernel, the rest the loops.
+    ((136, 130), (130, 80), False, False, (136, 80)),
+    # Whole tiles of a transposed b (packed from wᵀ) and of a broadcast batch.
+    ((64, 64), (128, 64), False, True, (64, 128)),
+    ((3, 16, 32), (32, 32), False, False, (3, 16, 32)),
 ]
 
 
@@ -205,6 +212,12 @@ def test_matmul(a, b, ta, tb, out, dtype):
 
 def test_matmul_f16_accumulates_in_f32():
     run_single("graph.matmul", [((9, 40), "f16"), ((40, 7), "f16")], ((9, 7), "f16"))
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_matmul_low_precision_whole_tiles(dtype):
+    """Widened b is packed by the micro-kernel in f32; the result is rounded once."""
+    run_single("graph.matmul", [((16, 32), dtype), ((32, 32), dtype)], ((16, 32), dtype))
 
 
 def test_mlp_example():
