@@ -100,14 +100,20 @@ CONTRACT = arith.FastMathFlagsAttr([arith.FastMathFlag.ALLOW_CONTRACT])
 """exp's multiply-adds may fuse (one rounding instead of two: within the same error bound)."""
 
 
-def emit_exp(b: Builder, x: SSAValue) -> SSAValue:
+def emit_exp(b: Builder, x: SSAValue, low: bool = True, high: bool = True, limits: bool = True) -> SSAValue:
     """~20 vector ops; it dominates softmax and the activations, so every op counts:
     the clamps are compare+select (one x86 max/min each, NaN passes through them and then
     through every op), n = round(x·log2 e) comes from one add of ROUNDING (its bits give
     the integer n with no conversion), and 2^n is applied as 2^(n−1) times a polynomial
-    scaled by 2 (exact), so n = 128 does not overflow the exponent field."""
-    clamped = b.select(b.cmp(x, b.f(SMALLEST_EXPONENT), "olt"), b.f(SMALLEST_EXPONENT), x)
-    clamped = b.select(b.cmp(clamped, b.f(LARGEST_EXPONENT), "ogt"), b.f(LARGEST_EXPONENT), clamped)
+    scaled by 2 (exact), so n = 128 does not overflow the exponent field.
+    A caller that knows x >= SMALLEST_EXPONENT (`low=False`) or x <= LARGEST_EXPONENT
+    (`high=False`) skips that clamp; one whose formula saturates anyway near the limits
+    (`limits=False`) gets exp(clamped x) instead of exactly 0 / inf beyond them."""
+    clamped = x
+    if low:
+        clamped = b.select(b.cmp(x, b.f(SMALLEST_EXPONENT), "olt"), b.f(SMALLEST_EXPONENT), clamped)
+    if high:
+        clamped = b.select(b.cmp(clamped, b.f(LARGEST_EXPONENT), "ogt"), b.f(LARGEST_EXPONENT), clamped)
     shifted = b.fma(clamped, b.f(1.44269504089), b.f(ROUNDING))
     n = b(arith.SubfOp(shifted, b.f(ROUNDING)))
     r = b.fma(n, b.f(-0.693359375), clamped)
@@ -121,19 +127,31 @@ def emit_exp(b: Builder, x: SSAValue) -> SSAValue:
     biased = b(arith.AddiOp(bits(shifted), offset))
     power = b(arith.BitcastOp(b(arith.ShLIOp(biased, b(arith.ConstantOp(IntegerAttr(23, i32))))), f32))
     y = b.mul(y, power)
-    y = b.select(b.cmp(x, b.f(LARGEST_EXPONENT), "ogt"), b.f(math.inf), y)
-    return b.select(b.cmp(x, b.f(SMALLEST_EXPONENT), "olt"), b.f(0.0), y)
+    if not limits:
+        return y
+    if high:
+        y = b.select(b.cmp(x, b.f(LARGEST_EXPONENT), "ogt"), b.f(math.inf), y)
+    if low:
+        y = b.select(b.cmp(x, b.f(SMALLEST_EXPONENT), "olt"), b.f(0.0), y)
+    return y
 
 
 def _f32_bits(value: float) -> int:
     return struct.unpack("<i", struct.pack("<f", value))[0]
 
 
+TANH_EXP_CLAMP = 20.0
+
+
 def emit_tanh(b: Builder, x: SSAValue) -> SSAValue:
     z = b.mul(x, x)
     small = b.add(x, b.mul(b.mul(x, z), b.horner(z, TANH_POLYNOMIAL)))
     magnitude = b(xmath.AbsFOp(x))
-    e = emit_exp(b, b.add(magnitude, magnitude))
+    # tanh rounds to ±1 from |x| = 9.01: 2|x| clamped to TANH_EXP_CLAMP keeps 2/(e + 1) normal
+    # (about 4e-9, no subnormal division) and exp in range, so no other clamp or limit applies.
+    twice = b.add(magnitude, magnitude)
+    twice = b.select(b.cmp(twice, b.f(TANH_EXP_CLAMP), "ogt"), b.f(TANH_EXP_CLAMP), twice)
+    e = emit_exp(b, twice, low=False, high=False, limits=False)
     large = b(arith.SubfOp(b.f(1.0), b(arith.DivfOp(b.f(2.0), b.add(e, b.f(1.0))))))
     return b.select(b.cmp(magnitude, b.f(0.625), "olt"), small, b.copysign(large, x))
 
@@ -144,7 +162,8 @@ def emit_erf(b: Builder, x: SSAValue) -> SSAValue:
     magnitude = b(xmath.AbsFOp(x))
     a = b(arith.MinimumfOp(magnitude, b.f(ERF_CLAMP)))
     t = b(arith.DivfOp(b.f(1.0), b.add(b.f(1.0), b.mul(b.f(0.5), a))))
-    tail = b.mul(emit_exp(b, b(arith.NegfOp(b.mul(a, a)))), b.horner(t, ERF_TAIL))
+    # -a² lies in [-16, 0] (a is clamped to 4): no exp clamp or limit applies.
+    tail = b.mul(emit_exp(b, b(arith.NegfOp(b.mul(a, a))), low=False, high=False, limits=False), b.horner(t, ERF_TAIL))
     large = b.copysign(b(arith.SubfOp(b.f(1.0), tail)), x)
     y = b.select(b.cmp(magnitude, b.f(ERF_CUT), "olt"), small, large)
     return b.select(b.cmp(x, x, "uno"), x, y)
