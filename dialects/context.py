@@ -135,17 +135,25 @@ def property_error(op: Operation) -> str | None:
 
 
 def verification_error(module: ModuleOp) -> str | None:
-    """The first op that fails to verify, as a diagnostic naming the op and its location."""
+    """The first op that fails to verify, as a diagnostic naming the op and its location.
+
+    xDSL's verifier checks every property's constraint too; only when an op fails is
+    `property_error` asked which property is at fault (its message wins, as it names the
+    property), so valid IR is not checked twice."""
     for op in module.walk():
         try:
-            if (message := property_error(op)) is not None:
-                raise VerifyException(message)
             op.verify(verify_nested_ops=False)
         except (VerifyException, DiagnosticException) as e:
-            message = str(e)
-            if f"'{op.name}'" not in message:
-                message = f"'{op.name}': {message}"
-            return f"{location_prefix(op)}error: {message}"
+            message = property_error(op) or str(e)
+        except Exception:
+            # A verifier tripping over an invalid property: report the property.
+            if (message := property_error(op)) is None:
+                raise
+        else:
+            continue
+        if f"'{op.name}'" not in message:
+            message = f"'{op.name}': {message}"
+        return f"{location_prefix(op)}error: {message}"
     return None
 
 

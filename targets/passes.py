@@ -11,6 +11,7 @@ shows every step.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from strata.lowering.tile_to_loops.lower import LowerTileToLoopsPass
 from strata.support.errors import IRError, StrataError, one_line
 from strata.support.timing import record, timed
 from strata.transforms.autodiff import AutodiffPass
+from strata.transforms.dedupe_kernels import DedupeKernelsPass, is_kernel
 from strata.transforms.expand_math import ExpandMathPass
 from strata.transforms.fuse_elementwise import FuseElementwisePass
 from strata.transforms.fuse_fma import FuseFmaPass
@@ -49,7 +51,7 @@ PassFactory = Callable[[], type[ModulePass]]
 STRATA_PASSES: dict[str, PassFactory] = {
     p.name: (lambda p=p: p)
     for p in (
-        AutodiffPass, FusePatternsPass, FuseElementwisePass, LowerGraphToTilePass, TokenDcePass,
+        AutodiffPass, FusePatternsPass, FuseElementwisePass, LowerGraphToTilePass, TokenDcePass, DedupeKernelsPass,
         LowerTileToLoopsPass, ExpandMathPass, PlanMemoryPass, VerifyMemoryPlanPass, FuseFmaPass,
         SplitLoopsPass, LowerTileToGpuPass,
     )
@@ -59,17 +61,37 @@ STRATA_PASSES: dict[str, PassFactory] = {
 FUSION_PASSES = ("fuse-patterns", "fuse-elementwise")
 
 
+VERIFY_EACH_STEP_ENV = "STRATA_VERIFY_EACH_STEP"
+"""Set to 1 to verify after every step of a pipeline run by `run_pipeline` or a named
+pipeline (read at each verification point), not only where `verify_between` does by
+default."""
+
+
+def verifies_after(previous: ModulePass, module: ModuleOp, following: ModulePass | None) -> bool:
+    """Where a pipeline verifies by default: after every step while the module is still
+    at the graph level (no kernels yet: hundreds of ops, cheap), after each lowering to a
+    new level (`lower-*`), and after the last step. Steps within the tile or loops level
+    (token-dce, dedupe-kernels, expand-math, plan-memory, ...) are checked by the next
+    verification: a loops-level module of ~10^4 ops costs ~0.4 s to verify."""
+    if following is None or previous.name.startswith("lower-"):
+        return True
+    if os.environ.get(VERIFY_EACH_STEP_ENV, "") not in ("", "0"):
+        return True
+    return not any(is_kernel(op) for op in module.ops)
+
+
 def verify_between(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
     """Each level a pipeline produces must verify (the tile constraints included), not
-    only the final one."""
-    if previous is not None:
+    only the final one: the module is verified after the steps `verifies_after` names
+    (every step with STRATA_VERIFY_EACH_STEP=1)."""
+    if previous is not None and verifies_after(previous, module, following):
         verify(module)
 
 
 @dataclass(frozen=True)
 class PipelinePass(ModulePass):
     """A named pipeline: a pass that runs STEPS (an xdsl-opt pipeline spec) in order,
-    verifying after each."""
+    verifying between them as `verify_between` does."""
 
     STEPS: ClassVar[str]
 
@@ -174,10 +196,11 @@ def timed_steps(callback: PassPipelineCallbackType | None = None, label: str = "
 
 
 def run_pipeline(module: ModuleOp, spec: str, reproducer: str | None = None) -> None:
-    """Apply a comma-separated pass pipeline (xdsl-opt syntax) in place, verifying after
-    each step; named pipelines run step by step (each step's time is recorded). A pass
-    failing with an internal error raises a PassCrash after writing a reproducer (to
-    `reproducer`, else a fresh file: targets/reproducer.py)."""
+    """Apply a comma-separated pass pipeline (xdsl-opt syntax) in place, verifying as
+    `verify_between` does (after graph-level steps, each lowering and the last step);
+    named pipelines run step by step (each step's time is recorded). A pass failing with
+    an internal error raises a PassCrash after writing a reproducer (to `reproducer`,
+    else a fresh file: targets/reproducer.py)."""
     try:
         steps = PassPipeline.parse_spec(available_passes(), expand_pipelines(spec), timed_steps(verify_between))
     except StrataError:

@@ -9,10 +9,11 @@
 // CHECK-DAG:   {{^  }}lower-graph-to-tile{tile_elements: int = 4096, matmul_m: int = 128, {{.*}}} {{ +}}Lower every graph function to a program of tile kernels.
 // CHECK-DAG:   {{^  }}plan-memory{strategy: str = {{[a-z-]+}}, in_place: bool = true} {{ +}}Plan arenas and offsets
 // CHECK-DAG:   {{^  }}token-dce {{ +}}Remove unused tokens and redundant joins.
+// CHECK-DAG:   {{^  }}dedupe-kernels {{ +}}Merge kernels identical but for their name into one, launches renamed.
 // CHECK-DAG:   {{^  }}verify-memory-plan {{ +}}Fail if any program's recorded plan is unsafe.
 // CHECK-LABEL: Strata pipelines
-// CHECK-DAG:   {{^  }}cpu-pipeline{fusion: bool = true} {{.*}} Steps: fuse-patterns, canonicalize, cse, fuse-elementwise, lower-graph-to-tile, token-dce, lower-tile-to-loops, expand-math, plan-memory, verify-memory-plan.
-// CHECK-DAG:   {{^  }}gpu-pipeline{fusion: bool = true} {{.*}} Steps: {{.*}}lower-tile-to-gpu, plan-memory, verify-memory-plan.
+// CHECK-DAG:   {{^  }}cpu-pipeline{fusion: bool = true} {{.*}} Steps: fuse-patterns, canonicalize, cse, fuse-elementwise, lower-graph-to-tile, token-dce, dedupe-kernels, lower-tile-to-loops, expand-math, plan-memory, verify-memory-plan.
+// CHECK-DAG:   {{^  }}gpu-pipeline{fusion: bool = true} {{.*}} Steps: {{.*}}token-dce, dedupe-kernels, lower-tile-to-gpu, plan-memory, verify-memory-plan.
 // CHECK-LABEL: Upstream xDSL passes:
 
 // Upstream passes are names only, and Strata's are not repeated among them.

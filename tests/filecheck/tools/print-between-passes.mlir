@@ -21,14 +21,15 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK:      IR after lower-graph-to-tile:
 // CHECK:      tile.kernel
 // CHECK:      IR after token-dce:
+// CHECK:      IR after dedupe-kernels:
 // CHECK:      IR after lower-tile-to-loops:
 // CHECK:      IR after expand-math:
 // CHECK:      IR after plan-memory:
 // CHECK-NOT:  IR after
 // CHECK:      tile.plan
 
-// Ten steps: nine "IR after" blocks, then the output.
-// COUNT: {{^9$}}
+// Eleven steps: ten "IR after" blocks, then the output.
+// COUNT: {{^10$}}
 
 // NOFUSION-NOT: fuse-patterns
 // NOFUSION-NOT: fuse-elementwise
@@ -38,7 +39,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // NOFUSION-NOT: fuse-elementwise
 // NOFUSION:     IR after lower-graph-to-tile:
 
-// cse, then eight steps.
-// COUNT-NOFUSION: {{^8$}}
+// cse, then nine steps.
+// COUNT-NOFUSION: {{^9$}}
 
 // BAD: strata-opt: invalid pass pipeline 'cpu-pipeline{fusion=maybe}'

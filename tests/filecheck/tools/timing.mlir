@@ -14,11 +14,12 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NEXT: timing: fuse-elementwise{{ +[0-9]+\.[0-9]{3} ms$}}
 // CHECK-NEXT: timing: lower-graph-to-tile{{ +[0-9]+\.[0-9]{3} ms$}}
 // CHECK-NEXT: timing: token-dce{{ +[0-9]+\.[0-9]{3} ms$}}
+// CHECK-NEXT: timing: dedupe-kernels{{ +[0-9]+\.[0-9]{3} ms$}}
 // CHECK-NEXT: timing: lower-tile-to-loops{{ +[0-9]+\.[0-9]{3} ms$}}
 // CHECK-NEXT: timing: expand-math{{ +[0-9]+\.[0-9]{3} ms$}}
 // CHECK-NEXT: timing: plan-memory{{ +[0-9]+\.[0-9]{3} ms$}}
 // CHECK-NEXT: timing: verify-memory-plan{{ +[0-9]+\.[0-9]{3} ms$}}
-// CHECK-NEXT: timing: verify (x10){{ +[0-9]+\.[0-9]{3} ms$}}
+// CHECK-NEXT: timing: verify (x11){{ +[0-9]+\.[0-9]{3} ms$}}
 // CHECK-NEXT: timing: other{{ +[0-9]+\.[0-9]{3} ms$}}
 // CHECK-NEXT: timing: total{{ +[0-9]+\.[0-9]{3} ms$}}
 
