@@ -50,6 +50,9 @@ class TileCostModel:
     matmul_min_tiles: int = 0
     """Output tiles a matmul should have at least (0: any): smaller tiles until there are
     enough to fill the machine (the GPU's streaming multiprocessors)."""
+    fused_attention: bool = True
+    """graph.attention as one kernel with an online softmax (attention.py); False: three
+    kernels (scores, softmax, values), the GPU's form."""
 
     def elementwise_tile(self, shape: Sequence[int], element_type: Attribute, tiles: int = 2) -> tuple[int, ...]:
         """A tile shape for `shape`; `tiles` tiles of it (a kernel's loads and results)

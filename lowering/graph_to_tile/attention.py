@@ -1,6 +1,6 @@
-"""graph.attention in `lower-graph-to-tile`: one fused kernel with an online softmax (CPU),
-or three kernels (scores, softmax, values) where the target asks for many small matmul
-tiles (the GPU's cost model).
+"""graph.attention in `lower-graph-to-tile`: one fused kernel with an online softmax (the
+CPU), or three kernels (scores, softmax, values) where the cost model says
+`fused_attention=false` (the GPU pipeline).
 
 The fused kernel runs one instance per (batch..., block of QUERY_BLOCK queries). It walks
 the keys in blocks of KEY_BLOCK, carrying per query row the running maximum m, the
@@ -45,7 +45,7 @@ KEY_BLOCK = 128
 @register_tile_lowering(graph.AttentionOp)
 def lower_attention(op: graph.AttentionOp, p: ProgramLowering) -> None:
     # No keys (or no queries) is the empty-softmax identity the three kernels implement.
-    if p.cost.matmul_min_tiles or 0 in shape_of(op.q.type)[-2:] + shape_of(op.v.type)[-2:]:
+    if not p.cost.fused_attention or 0 in shape_of(op.q.type)[-2:] + shape_of(op.v.type)[-2:]:
         three_kernels(op, p)
     else:
         fused_kernel(op, p)

@@ -2,7 +2,7 @@
 // tile.buffer per result, one tile.launch per kernel) plus the tile.kernels it launches.
 // Shape ops are views (zero-copy reshape, strided copy kernels), broadcasting is a stride-0
 // view, matmul is an scf.for K loop of tile.mma, row ops are scf.for passes over columns.
-// RUN: strata-opt %s -p lower-graph-to-tile --split-input-file | filecheck %s
+// RUN: strata-opt %s -p 'lower-graph-to-tile{fused_attention=false}' --split-input-file | filecheck %s
 // The cost-model options change the tile shapes (and so the grid and the K loop).
 // RUN: strata-opt %s -p 'lower-graph-to-tile{tile_elements=16 matmul_k=32 dot_k=32}' --split-input-file | filecheck %s --check-prefix=SMALL
 
@@ -395,7 +395,8 @@ func.func @reduce(%x: tensor<2x4x8xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Causal attention: three kernels — scores = scale · q @ kᵀ (k through a transposed
+// Causal attention in three kernels (fused_attention=false, the GPU's form; the CPU's
+// fused kernel: attention-fused.mlir) — scores = scale · q @ kᵀ (k through a transposed
 // view), a causally masked softmax (key index > query index -> -inf, from tile.iota),
 // and probabilities @ v — with scores and probabilities as workspace buffers.
 func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x8xf32>) -> tensor<2x4x8xf32> {

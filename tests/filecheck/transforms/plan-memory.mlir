@@ -1,5 +1,5 @@
-// RUN: strata-opt %s -p 'lower-graph-to-tile,plan-memory,verify-memory-plan' --split-input-file | filecheck %s
-// RUN: strata-opt %s -p 'lower-graph-to-tile,plan-memory{in_place=false},verify-memory-plan' --split-input-file | filecheck %s --check-prefix=NOINPLACE
+// RUN: strata-opt %s -p 'lower-graph-to-tile{fused_attention=false},plan-memory,verify-memory-plan' --split-input-file | filecheck %s
+// RUN: strata-opt %s -p 'lower-graph-to-tile{fused_attention=false},plan-memory{in_place=false},verify-memory-plan' --split-input-file | filecheck %s --check-prefix=NOINPLACE
 
 // An unfused elementwise chain runs in one buffer: each kernel writes over the input
 // that dies at it (in place), and the result goes to the external arena.
@@ -53,7 +53,8 @@ func.func @alias_and_reuse(%x: tensor<8x8xf32>) -> tensor<64xf32> {
 
 // -----
 
-// Attention's scores and probabilities are workspace; the softmax runs in place over
+// Attention in three kernels (fused_attention=false, the GPU's form): the scores and
+// probabilities are workspace; the softmax runs in place over
 // the scores (a row kernel reads each element before writing it).
 // CHECK-LABEL: func.func @attention
 // CHECK-SAME:    activations = 0 : i64, workspace = 2048 : i64
