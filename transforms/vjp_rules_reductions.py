@@ -74,13 +74,25 @@ def matmul(ctx: VjpContext) -> Cotangents:
         db = α dyᵀ op(a)     -> matmul(dy, a, ta = 1, tb = ta)  if tb
 
     Batch axes broadcast: each product has the full batch shape and is summed back
-    over the axes its operand was broadcast along."""
+    over the axes its operand was broadcast along. The common case of a 2-D b (a weight)
+    under a batched, untransposed a (activations [..., M, K]) skips that: the batch axes
+    merge into the rows (a reshape, free), so db is one matmul contracting over every
+    row of the batch instead of a batch of products and a sum over them."""
     a, b, g = ctx.operand(0), ctx.operand(1), ctx.cotangent
     ta, tb, alpha = ctx.params["transpose_a"], ctx.params["transpose_b"], ctx.params["alpha"]
     if ta:
         da = ctx.matmul(b, g, transpose_a=tb, transpose_b=True, alpha=alpha)
     else:
         da = ctx.matmul(g, b, transpose_b=not tb, alpha=alpha)
+    a_shape, g_shape = shape_of(a.type), shape_of(g.type)
+    if not ta and len(shape_of(b.type)) == 2 and len(a_shape) > 2:
+        rows = math.prod(a_shape[:-1])
+        a_rows, g_rows = ctx.reshape(a, (rows, a_shape[-1])), ctx.reshape(g, (rows, g_shape[-1]))
+        if tb:
+            db = ctx.matmul(g_rows, a_rows, transpose_a=True, alpha=alpha)
+        else:
+            db = ctx.matmul(a_rows, g_rows, transpose_a=True, alpha=alpha)
+        return unbroadcast_all(ctx, [da, db])
     if tb:
         db = ctx.matmul(g, a, transpose_a=True, transpose_b=ta, alpha=alpha)
     else:
