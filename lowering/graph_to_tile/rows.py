@@ -486,7 +486,10 @@ def lower_row_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
             row.store(target, column, tile_value, result.type.element_type)
 
     if isinstance(anchor, graph.SoftmaxOp | graph.LogSoftmaxOp):
-        softmax_rows(row, x_of, write, log=isinstance(anchor, graph.LogSoftmaxOp))
+        # With no epilogue, the one output is softmax's own (see softmax_rows' `output`).
+        alone = list(body.last_op.operands) == [anchor.results[0]] and op.outputs[0].type.element_type == row.compute
+        own = output_partitions[0] if alone and stores_exp_once(p) else None
+        softmax_rows(row, x_of, write, log=isinstance(anchor, graph.LogSoftmaxOp), output=own)
     else:
         params = [
             k.partition(position[v], layout.row_vector_view(v.type.element_type), layout.tile) for v in anchor.operands[1:]

@@ -33,3 +33,32 @@ func.func @log_softmax_compare(%x: tensor<2xf32>, %y: tensor<2xf32>) -> tensor<2
 // CHECK:         tile.map {{.*}} -> !tile.tile<1x2xi1>
 // CHECK:           arith.cmpf ogt
 // CHECK:         tile.store_view_tko {{.*}} : !tile.tile<1x2xi1>
+
+// -----
+
+// softmax(2x) fused: with no epilogue the group's one output is softmax's own, so the sum
+// pass stores exp(2x - max) into it (the prologue is evaluated in the max and sum passes
+// only) and the last pass scales what it loads back from the output.
+func.func @scaled_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = "graph.scale"(%x) <{value = 2.0 : f64}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.softmax"(%0) <{axis = 1 : i64}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %1 : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @scaled_softmax(
+// CHECK:       tile.kernel @scaled_softmax_softmax_0(
+// CHECK:         [[PY:%[0-9]+]] = tile.make_partition_view
+// CHECK:         [[PX:%[0-9]+]] = tile.make_partition_view
+// CHECK:         tile.reduce {{.*}} kind = "max"
+// CHECK:         scf.for {{.*}} -> (!tile.tile<4x1xf32>, !token.token) {
+// CHECK:           tile.load_view_tko [[PX]]
+// CHECK:             math.exp
+// CHECK:           [[STORED:%[0-9]+]] = tile.store_view_tko {{%[0-9]+}}, [[PY]]
+// CHECK:           tile.load_view_tko [[PY]]{{.*}} token [[STORED]]
+// CHECK:           tile.reduce {{.*}} kind = "sum"
+// CHECK:         scf.for
+// CHECK-NOT:       tile.load_view_tko [[PX]]
+// CHECK-NOT:       math.exp
+// CHECK:           tile.load_view_tko [[PY]]
+// CHECK:             arith.mulf
+// CHECK:           tile.store_view_tko {{%[0-9]+}}, [[PY]]
