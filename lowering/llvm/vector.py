@@ -1,10 +1,12 @@
 """vector ops -> LLVM vector instructions, registered in `HANDLERS`: the few that
-register-blocked kernels use (tile.mma's CPU micro-kernel, lower-tile-to-loops/mma.py).
+register-blocked kernels use (tile.mma's CPU micro-kernel and its packing,
+lowering/tile_to_loops/register_blocked.py).
 
     vector.load %m[%i] : memref<N x f32>, vector<16xf32>      load <16 x float>, align 4
     vector.store %v, %m[%i]                                   store <16 x float>, align 4
     vector.broadcast %s : f32 to vector<16xf32>               insertelement + shufflevector
     vector.fma %a, %b, %c : vector<16xf32>                    @llvm.fma.v16f32
+    vector.shuffle %a, %b [0, 16, ...]                        shufflevector (1-D operands)
 
 Loads and stores are unaligned (element alignment): the kernels address tiles at any
 element offset. A function using vectors wider than 256 bits is marked
@@ -79,6 +81,14 @@ def fma(emitter: FunctionEmitter, op: vector.FMAOp) -> ir.Value:
     return emitter.builder.call(intrinsic, emitter.operands(op))
 
 
+def shuffle(emitter: FunctionEmitter, op: vector.ShuffleOp) -> ir.Value:
+    vector_type(emitter, op.result.type)
+    mask = op.mask.get_values()
+    indices = ir.Constant(ir.VectorType(ir.IntType(32), len(mask)), list(mask))
+    first, second = emitter.operands(op)
+    return emitter.builder.shuffle_vector(first, second, indices)
+
+
 def element_bytes(type_: VectorType) -> int:
     return type_.element_type.bitwidth // 8
 
@@ -88,4 +98,5 @@ HANDLERS.update({
     vector.StoreOp: store,
     vector.BroadcastOp: broadcast,
     vector.FMAOp: fma,
+    vector.ShuffleOp: shuffle,
 })

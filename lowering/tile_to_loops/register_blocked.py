@@ -26,10 +26,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, memref, vector
-from xdsl.dialects.builtin import Float32Type, Float64Type, VectorType
+from xdsl.dialects.builtin import DenseArrayBase, Float32Type, Float64Type, VectorType, i64
 from xdsl.ir import SSAValue
 
-from strata.lowering.tile_to_loops.kernel import BufferTile, KernelLowering, Tile, static_value
+from strata.lowering.tile_to_loops.kernel import BufferTile, KernelLowering, LoadedTile, Tile, static_value
 
 VECTOR_BITS = 512
 MICRO_ROWS = 8
@@ -66,6 +66,9 @@ def pack(k: KernelLowering, b: Tile, depth: int, columns: int, lanes: int, eleme
     same few L1 sets: the panel thrashes. Copying costs one load and store per element
     of b, against the MICRO_ROWS-row blocks' worth of FMAs that read each element."""
     packed = k.emit_alloca([columns // lanes, depth, lanes], element)
+    if along_k(b) and depth % lanes == 0:
+        pack_transposed(k, b, packed, depth, columns, VectorType(element, [lanes]))
+        return packed
 
     def copy(indices: list[SSAValue]) -> None:
         kk, column_vector, lane = indices
@@ -76,6 +79,52 @@ def pack(k: KernelLowering, b: Tile, depth: int, columns: int, lanes: int, eleme
     # Row by row: each row of b is read once, front to back.
     k.loop_nest([k.index(depth), k.index(columns // lanes), k.index(lanes)], copy)
     return packed
+
+
+def along_k(b: Tile) -> bool:
+    """b is a loaded view of some matrix w transposed (b = wᵀ: consecutive along k)."""
+    return isinstance(b, LoadedTile) and b.view.get_strides()[-2] == 1 and b.view.get_strides()[-1] != 1
+
+
+def pack_transposed(k: KernelLowering, b: LoadedTile, packed: SSAValue, depth: int, columns: int,
+                    vector_type: VectorType) -> None:
+    """`pack` for b = wᵀ, by lanes x lanes blocks: `lanes` vector loads along k (rows of
+    w), a transpose in registers, `lanes` vector stores into the packed runs. Element
+    by element, each packed value would be a load from a different row of w."""
+    lanes = vector_type.get_shape()[0]
+    zeros = [k.index(0)] * (len(b.extents) - 2)
+
+    def block(column_vector: SSAValue, k_block: SSAValue) -> None:
+        first_k = k.mul(k_block, k.index(lanes))
+        first_column = k.mul(column_vector, k.index(lanes))
+        rows = []
+        for lane in range(lanes):
+            offset = k.element_offset(b.view, b.origin, [*zeros, first_k, k.add(first_column, k.index(lane))])
+            rows.append(k.emit(vector.LoadOp(b.buffer, [offset], vector_type)))
+        for step, row in enumerate(transpose(k, rows, vector_type)):
+            k.emit(vector.StoreOp(row, packed, [column_vector, k.add(first_k, k.index(step)), k.index(0)]))
+
+    k.loop(k.index(columns // lanes), lambda c: k.loop(k.index(depth // lanes), lambda kb: block(c, kb)))
+
+
+def transpose(k: KernelLowering, rows: list[SSAValue], vector_type: VectorType) -> list[SSAValue]:
+    """The lanes x lanes matrix whose rows are `rows`, transposed, in log2(lanes) rounds
+    of shuffles: round `half` swaps the off-diagonal half x half blocks of every
+    2·half x 2·half block (lanes / 2, ..., 1)."""
+    lanes = len(rows)
+    half = lanes // 2
+    while half:
+        for first in (i for i in range(lanes) if not i & half):
+            upper, lower = rows[first], rows[first + half]
+            # Indices into the concatenation (upper, lower).
+            low = [j if not j & half else lanes + j - half for j in range(lanes)]
+            high = [j + half if not j & half else lanes + j for j in range(lanes)]
+            rows[first], rows[first + half] = (
+                k.emit(vector.ShuffleOp(upper, lower, DenseArrayBase.from_list(i64, mask), result_type=vector_type))
+                for mask in (low, high)
+            )
+        half //= 2
+    return rows
 
 
 class MicroKernel:

@@ -91,3 +91,39 @@ tile.kernel @edge(%a: memref<640xf32>, %b: memref<1024xf32>, %c: memref<640xf32>
 // CHECK-NOT:         vector.
 // CHECK:             arith.mulf {{.*}} fastmath<contract> : f32
 // CHECK:           }
+
+// -----
+
+// b transposed (b = wᵀ, as in x @ wᵀ: its view has stride 1 along k): the pack reads
+// 16 vectors along k (rows of w), transposes them in registers in 4 rounds of 16
+// shuffles, and stores 16 packed runs; no element-by-element loads of b.
+tile.kernel @transposed(%a: memref<512xf32>, %w: memref<512xf32>, %c: memref<256xf32>) attributes {grid = array<i64: 1, 1>} {
+  %m = tile.program_id 0 : index
+  %n = tile.program_id 1 : index
+  %va = tile.make_tensor_view %a : memref<512xf32> -> !tile.tensor_view<16x32xf32, strides [32, 1], offset 0>
+  %vb = tile.make_tensor_view %w : memref<512xf32> -> !tile.tensor_view<32x16xf32, strides [1, 32], offset 0>
+  %vc = tile.make_tensor_view %c : memref<256xf32> -> !tile.tensor_view<16x16xf32, strides [16, 1], offset 0>
+  %pa = tile.make_partition_view %va : !tile.tensor_view<16x32xf32, strides [32, 1], offset 0> -> !tile.partition_view<16x32, !tile.tensor_view<16x32xf32, strides [32, 1], offset 0>>
+  %pb = tile.make_partition_view %vb : !tile.tensor_view<32x16xf32, strides [1, 32], offset 0> -> !tile.partition_view<32x16, !tile.tensor_view<32x16xf32, strides [1, 32], offset 0>>
+  %pc = tile.make_partition_view %vc : !tile.tensor_view<16x16xf32, strides [16, 1], offset 0> -> !tile.partition_view<16x16, !tile.tensor_view<16x16xf32, strides [16, 1], offset 0>>
+  %zero = tile.map : () -> !tile.tile<16x16xf32> {
+    %z = arith.constant 0.000000e+00 : f32
+    tile.yield %z : f32
+  }
+  %t0 = token.make : !token.token
+  %c0 = arith.constant 0 : index
+  %ta, %t1 = tile.load_view_tko %pa[%m, %c0] token %t0 : !tile.partition_view<16x32, !tile.tensor_view<16x32xf32, strides [32, 1], offset 0>> -> !tile.tile<16x32xf32>
+  %tb, %t2 = tile.load_view_tko %pb[%c0, %n] token %t0 : !tile.partition_view<32x16, !tile.tensor_view<32x16xf32, strides [1, 32], offset 0>> -> !tile.tile<32x16xf32>
+  %acc = tile.mma %ta, %tb, %zero : !tile.tile<16x32xf32>, !tile.tile<32x16xf32>, !tile.tile<16x16xf32>
+  %t3 = tile.store_view_tko %acc, %pc[%m, %n] token %t0 : !tile.tile<16x16xf32>, !tile.partition_view<16x16, !tile.tensor_view<16x16xf32, strides [16, 1], offset 0>>
+  tile.return
+}
+
+// CHECK-LABEL: func.func @transposed(
+// CHECK-NEXT:    [[PACKED:%[0-9a-z_]+]] = memref.alloca() {alignment = 64 : i64} : memref<1x32x16xf32>
+// CHECK-NOT:     memref.load %w
+// CHECK-COUNT-16:  vector.load %w{{\[}}{{%[0-9a-z_]+}}{{\]}} : memref<512xf32>, vector<16xf32>
+// CHECK-COUNT-64:  vector.shuffle
+// CHECK-COUNT-16:  vector.store {{%[0-9a-z_]+}}, [[PACKED]]
+// CHECK-NOT:     memref.load %w
+// CHECK:         vector.fma
