@@ -114,30 +114,50 @@ def aligned_empty(count: int, dtype: np.dtype) -> np.ndarray:
 
 
 class KernelFunctions:
-    """The kernel functions of a lowered module, as `translate_module` reads a module (its
+    """Kernel functions of a lowered module, as `translate_module` reads a module (its
     `ops`): translated where they are, without copying them into a module of their own."""
 
-    def __init__(self, module: ModuleOp):
-        self.ops = kernel_functions(module)
+    def __init__(self, functions: list):
+        self.ops = functions
 
 
-def kernels_ir_and_key(module: ModuleOp) -> tuple[str, str]:
-    """The LLVM IR of the module's kernels, and its hash (the in-process JIT key: the IR
-    is exactly what LLVM compiles, and is needed on a miss anyway)."""
-    text = translated(module)
+LIGHT_OPT_LEVEL = 2
+"""LLVM's level for kernels without vector ops (all but tile.mma's register-blocked
+micro-kernels, which keep O3). O3's more aggressive unrolling made some row and
+elementwise kernels of the transformer block's training step 10-60x larger (3.9 MB of
+optimized IR instead of 0.8 MB) for no measured run-time gain (the step, softmax,
+layernorm, a fused exp, a row sum: within noise, same results); it cost ~1.4 s of its
+~2.9 s in LLVM."""
+
+
+def kernels_ir_and_key(module: ModuleOp) -> tuple[list[tuple[str, int]], str]:
+    """The LLVM IR of the module's kernels as (text, LLVM opt level) parts, and their hash
+    (the in-process JIT key: the IR is exactly what LLVM compiles, and is needed on a miss
+    anyway)."""
+    parts = translated(module)
     with timed("JIT cache key (LLVM IR hashed)"):
-        return text, hashlib.sha256(text.encode()).hexdigest()
+        digest = hashlib.sha256()
+        for text, level in parts:
+            digest.update(f"O{level} {len(text)}\n".encode())
+            digest.update(text.encode())
+        return parts, digest.hexdigest()
 
 
 def jit_kernels(module: ModuleOp) -> JitModule:
-    text, key = kernels_ir_and_key(module)
-    return cached_jit(key, lambda: JitModule(text))
+    parts, key = kernels_ir_and_key(module)
+    return cached_jit(key, lambda: JitModule(parts))
 
 
-def translated(module: ModuleOp) -> str:
-    """The LLVM IR of the module's kernel functions (the program function is not code)."""
+def translated(module: ModuleOp) -> list[tuple[str, int]]:
+    """The LLVM IR of the module's kernel functions (the program function is not code):
+    those with vector ops (tile.mma's micro-kernels) at O3, the others at LIGHT_OPT_LEVEL."""
     with timed("translate to LLVM IR"):
-        return str(translate_module(KernelFunctions(module)))  # type: ignore[arg-type]
+        heavy, light = [], []
+        for function in kernel_functions(module):
+            vector = any(op.name.startswith("vector.") for op in function.walk())
+            (heavy if vector else light).append(function)
+        parts = [(functions, level) for functions, level in ((heavy, 3), (light, LIGHT_OPT_LEVEL)) if functions]
+        return [(str(translate_module(KernelFunctions(f))), level) for f, level in parts]  # type: ignore[arg-type]
 
 
 def cached_jit(key: str, make: Callable[[], JitModule]) -> JitModule:
@@ -381,8 +401,8 @@ def compile_cached(
         return CpuExecutable.from_program(*hit, lambda: lower(graph), bind=bind)
     lowered = lower(module)
     program = CpuProgram.of(lowered)
-    text, kernels_key = kernels_ir_and_key(lowered.module)
-    jit = cached_jit(kernels_key, lambda: JitModule(text))
+    parts, kernels_key = kernels_ir_and_key(lowered.module)
+    jit = cached_jit(kernels_key, lambda: JitModule(parts))
     with timed("compile cache store"):
         compile_cache.store(key, program.pack(kernels_key, jit.object_code))
     return CpuExecutable.from_program(program, jit, lowered, bind=bind)

@@ -14,6 +14,7 @@ compile cache) without running LLVM's optimizer or code generator.
 from __future__ import annotations
 
 import ctypes.util
+from collections.abc import Sequence
 from functools import cache
 
 import llvmlite
@@ -87,16 +88,29 @@ def optimize(module: llvm.ModuleRef, target_machine: llvm.TargetMachine, opt_lev
 class JitModule:
     """An LLVM module optimized for the host and compiled in memory."""
 
-    def __init__(self, llvm_module: ir.Module | str, opt_level: int = 3):
+    def __init__(self, llvm_module: ir.Module | str | Sequence[tuple[ir.Module | str, int]], opt_level: int = 3):
+        """`llvm_module` optimized at `opt_level`; or (module, opt level) parts, each
+        optimized at its own level, then linked into one module (one object file).
+        Code generation runs at `opt_level`."""
         initialize_llvm()
         self._target_machine = host_target_machine(opt_level)
-        with timed("llvm parse"):
-            module = parse(str(llvm_module))
-        # The optimizer needs the real data layout (vector widths, alignments).
-        module.triple = self._target_machine.triple
-        module.data_layout = str(self._target_machine.target_data)
-        with timed(f"llvm optimize (O{opt_level})"):
-            optimize(module, self._target_machine, opt_level)
+        parts = [(llvm_module, opt_level)] if isinstance(llvm_module, (ir.Module, str)) else list(llvm_module)
+        module = None
+        for text, level in parts or [("", opt_level)]:
+            with timed("llvm parse"):
+                part = parse(str(text))
+            # The optimizer needs the real data layout (vector widths, alignments).
+            part.triple = self._target_machine.triple
+            part.data_layout = str(self._target_machine.target_data)
+            with timed(f"llvm optimize (O{level})"):
+                optimize(part, self._target_machine if level == opt_level else host_target_machine(level), level)
+            if module is None:
+                module = part
+            else:
+                try:
+                    module.link_in(part)
+                except RuntimeError as e:
+                    raise StrataError(f"jit: cannot link the kernels' modules: {e}") from None
         # Codegen rewrites the IR it compiles, so keep the optimized text first.
         self._optimized_ir: str | None = str(module)
         with timed("llvm codegen (object file)"):
