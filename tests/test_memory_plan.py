@@ -69,7 +69,10 @@ def test_random_plans_are_safe_aligned_below_naive_and_deterministic(seed, strat
 
 
 def test_transformer_block_activations_well_under_half_of_naive():
-    _, plan = planned(str(build_transformer_block(batch=2, seq=64, d_model=128, heads=4, d_ff=512).build()))
+    # Attention in three kernels: the planner must overlap its scores with the rest (the
+    # CPU's fused attention has no scores buffer to plan).
+    steps = CpuPipelinePass.STEPS.replace("lower-graph-to-tile", "lower-graph-to-tile{fused_attention=false}")
+    _, plan = planned(str(build_transformer_block(batch=2, seq=64, d_model=128, heads=4, d_ff=512).build()), steps)
     assert plan["arenas"]["activations"] < 0.4 * plan["naive_bytes"]
     assert plan["arenas"]["activations"] + plan["arenas"]["workspace"] <= plan["naive_bytes"] / 2
 
@@ -134,7 +137,7 @@ def test_strata_run_writes_plan_json_and_svg(tmp_path):
     plan = json.loads((tmp_path / "plan.json").read_text())
     assert set(plan) == {"alignment", "kernels", "arenas", "naive_bytes", "values"}
     assert set(plan["arenas"]) == {"params", "activations", "workspace", "grads", "external"}
-    assert plan["kernels"] == 12 and plan["alignment"] == 64
+    assert plan["kernels"] == 11 and plan["alignment"] == 64
     assert set(plan["values"][0]) == {"name", "arena", "offset", "bytes", "first", "last"}
     svg = (tmp_path / "plan.svg").read_text()
     assert svg.startswith("<svg") and "activations" in svg and svg.count("<rect") > len(plan["values"])
