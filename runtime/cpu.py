@@ -14,7 +14,11 @@ grid range [0, G) into one chunk per worker and calls the kernel from a thread p
 threads so kernels stay plain loops that LLVM vectorizes.
 
 Inputs are used in place when already contiguous with the right dtype. Results are
-returned as copies, so a later call never changes arrays the caller holds.
+written straight into fresh arrays: each call allocates the plan's `external` arena (the
+results' arena) anew and points the result buffers at it, so the kernels write the
+returned arrays themselves (no copy out) and a later call never changes arrays the
+caller holds. (Only a result that is an input, a constant, or the same buffer as an
+earlier result is copied.)
 
 Threads: the pool has `STRATA_NUM_THREADS` workers (read at import; default all cores),
 changed at run time with `set_num_threads(n)`. Launches split their grid when they run,
@@ -264,6 +268,10 @@ class Launch:
     spec: LaunchSpec
 
 
+RESULTS_ARENA = "external"
+"""The plan's arena of returned buffers (plan-memory): allocated fresh by each call."""
+
+
 def allocate_arenas(sizes: dict[str, int]) -> dict[str, np.ndarray]:
     """One 64-byte-aligned byte array per non-empty arena."""
     return {name: aligned_empty(size, np.dtype(np.uint8)) for name, size in sizes.items() if size}
@@ -332,6 +340,10 @@ class CpuExecutable:
                 view[...] = init
             buffers.append(view)
         self.results = program.results
+        first = len(self.inputs.types)
+        external = [(first + i, spec) for i, spec in enumerate(program.buffers) if spec.arena == RESULTS_ARENA]
+        # A constant result would have to be written again into each fresh arena.
+        self.fresh_results = external if all(spec.init is None for _, spec in external) else []
         self.storage: list[np.ndarray | None] = [None] * len(self.inputs.types) + buffers
         self.launches = [
             Launch(kernel_prototype(len(spec.slots))(self.jit.function_address(spec.kernel)), spec)
@@ -348,13 +360,20 @@ class CpuExecutable:
             for i, array in enumerate(inputs):
                 storage[i] = np.ascontiguousarray(array)
                 pointers[i] = storage[i].ctypes.data
+            if self.fresh_results:
+                results = aligned_empty(self.plan["arenas"][RESULTS_ARENA], np.dtype(np.uint8))
+                for slot, spec in self.fresh_results:
+                    storage[slot] = results[spec.offset : spec.offset + spec.count * spec.dtype.itemsize].view(spec.dtype)
+                    pointers[slot] = storage[slot].ctypes.data
             for launch in self.launches:
                 self._run(launch, [pointers[b] for b in launch.spec.slots])
-            # A zero-size result has a (never written) one-element buffer: keep none of it.
-            return tuple(
-                storage[slot].reshape(-1)[: math.prod(shape)].reshape(shape).copy()
-                for slot, shape in zip(self.results, self.result_shapes)
-            )
+            return tuple(self._result(slot, shape, i) for i, (slot, shape) in enumerate(zip(self.results, self.result_shapes)))
+
+    def _result(self, slot: int, shape: tuple[int, ...], index: int) -> np.ndarray:
+        # A zero-size result has a (never written) one-element buffer: keep none of it.
+        array = self.storage[slot].reshape(-1)[: math.prod(shape)].reshape(shape)
+        fresh = any(slot == s for s, _ in self.fresh_results) and slot not in self.results[:index]
+        return array if fresh else array.copy()
 
     @staticmethod
     def _run(launch: Launch, pointers: list[int]) -> None:
