@@ -42,10 +42,20 @@ def host_target_machine(opt_level: int) -> llvm.TargetMachine:
     target = llvm.Target.from_default_triple()
     return target.create_target_machine(
         cpu=llvm.get_host_cpu_name(),
-        features=llvm.get_host_cpu_features().flatten(),
+        features=host_features(),
         opt=opt_level,
         jit=True,
     )
+
+
+def host_features() -> str:
+    """Every feature of this CPU, and 512-bit vectors preferred where it has them: LLVM's
+    tuning for AVX-512 server cores prefers 256-bit vectors in the vectorizers (older
+    parts lowered their clock for 512-bit code); measured here, the row kernels run
+    10-25% faster with 512-bit vectors (softmax 4096x1024 1.38 -> 1.09 ms), the rest
+    unchanged."""
+    features = llvm.get_host_cpu_features()
+    return features.flatten() + (",-prefer-256-bit" if features.get("avx512f") else "")
 
 
 @cache
@@ -60,7 +70,7 @@ def host_fingerprint() -> str:
             ".".join(map(str, llvm.llvm_version_info)),
             llvm.get_default_triple(),
             llvm.get_host_cpu_name(),
-            llvm.get_host_cpu_features().flatten(),
+            host_features(),
         )
     )
 
