@@ -8,10 +8,11 @@
 Binding allocates each arena of the memory plan (plan-memory) once, 64-byte aligned, and
 views every `tile.buffer` at its planned offset. Executing walks the program's
 launch list and calls each kernel's JIT-compiled function on buffer pointers. A launch
-whose grid has several points and enough bytes runs on all cores: the runtime splits the
-grid range [0, G) into one chunk per worker and calls the kernel from a thread pool
-(ctypes releases the GIL during the call) — the runtime, not the generated code, owns
-threads so kernels stay plain loops that LLVM vectorizes.
+whose grid has several points and enough bytes runs on all cores: the runtime calls the
+kernel's OpenMP entry (`<kernel>.parallel`, lowering/llvm/parallel.py), which splits the
+grid range [0, G) into one chunk per thread of an OpenMP team; without libgomp, it calls
+the kernel per chunk from a Python thread pool (ctypes releases the GIL during the call).
+Kernels stay plain loops that LLVM vectorizes.
 
 Inputs are used in place when already contiguous with the right dtype. Results are
 written straight into fresh arrays: each call allocates the plan's `external` arena (the
@@ -57,6 +58,7 @@ from strata.support.timing import timed
 from strata.lowering.llvm.translate import translate_module
 from strata.lowering.tile_to_loops.kernel import kernel_functions
 from strata.lowering.llvm.jit import JitModule, host_fingerprint
+from strata.lowering.llvm.parallel import openmp_library, parallel_name
 from strata.runtime.program import BufferSpec, LoweredProgram, check_kernel_abi
 from strata.runtime.reference.interpreter import InputSpecs
 from strata.transforms.plan_memory import buffer_bytes
@@ -161,7 +163,8 @@ def translated(module: ModuleOp) -> list[tuple[str, int]]:
             vector = any(op.name.startswith("vector.") for op in function.walk())
             (heavy if vector else light).append(function)
         parts = [(functions, level) for functions, level in ((heavy, 3), (light, LIGHT_OPT_LEVEL)) if functions]
-        return [(str(translate_module(KernelFunctions(f))), level) for f, level in parts]  # type: ignore[arg-type]
+        parallel = openmp_library() is not None
+        return [(str(translate_module(KernelFunctions(f), parallel)), level) for f, level in parts]  # type: ignore[arg-type]
 
 
 def cached_jit(key: str, make: Callable[[], JitModule]) -> JitModule:
@@ -262,10 +265,18 @@ class CpuProgram:
         return program, header["kernels_key"], bytes(object_code)
 
 
+PARALLEL_PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32)
+"""i32 kernel.parallel(ptr *buffers, i64 grid, i32 threads) (lowering/llvm/parallel.py)."""
+
+
 @dataclass
 class Launch:
     function: ctypes._CFuncPtr
     spec: LaunchSpec
+    parallel: ctypes._CFuncPtr | None = None
+    """The kernel's OpenMP entry, where the kernels have one."""
+    buffers: ctypes.Array | None = None
+    """The pointer array `parallel` reads (refreshed each call)."""
 
 
 RESULTS_ARENA = "external"
@@ -345,11 +356,15 @@ class CpuExecutable:
         # A constant result would have to be written again into each fresh arena.
         self.fresh_results = external if all(spec.init is None for _, spec in external) else []
         self.storage: list[np.ndarray | None] = [None] * len(self.inputs.types) + buffers
-        self.launches = [
-            Launch(kernel_prototype(len(spec.slots))(self.jit.function_address(spec.kernel)), spec)
-            for spec in program.launches
-        ]
+        self.launches = [self._launch(spec) for spec in program.launches]
         self.pointers = [0] * len(self.inputs.types) + [a.ctypes.data for a in buffers]
+
+    def _launch(self, spec: LaunchSpec) -> Launch:
+        function = kernel_prototype(len(spec.slots))(self.jit.function_address(spec.kernel))
+        if openmp_library() is None or spec.grid_size < 2 or spec.touched < PARALLEL_MIN_BYTES:
+            return Launch(function, spec)
+        parallel = PARALLEL_PROTOTYPE(self.jit.function_address(parallel_name(spec.kernel)))
+        return Launch(function, spec, parallel, (ctypes.c_void_p * len(spec.slots))())
 
     def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
         inputs = self.inputs.check(args)
@@ -378,6 +393,11 @@ class CpuExecutable:
     @staticmethod
     def _run(launch: Launch, pointers: list[int]) -> None:
         spec, pool = launch.spec, _WORKERS
+        if launch.parallel is not None and WORKER_COUNT > 1:
+            launch.buffers[:] = pointers
+            if launch.parallel(launch.buffers, spec.grid_size, min(WORKER_COUNT, spec.grid_size)):
+                raise ExecutionError(spec.error)
+            return
         chunks = grid_chunks(spec.grid_size, WORKER_COUNT if spec.touched >= PARALLEL_MIN_BYTES else 1)
         if len(chunks) == 1:
             statuses = [launch.function(*pointers, *chunks[0])]

@@ -21,6 +21,7 @@ import llvmlite
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from strata.lowering.llvm.parallel import openmp_library
 from strata.support.errors import StrataError
 from strata.support.timing import timed
 
@@ -35,6 +36,8 @@ def initialize_llvm() -> None:
     if libm is None:
         raise StrataError("jit: libm not found; math.tanh/erf/log1p cannot be linked")
     llvm.load_library_permanently(libm)
+    if openmp_library() is not None:
+        llvm.load_library_permanently(openmp_library())  # the kernels' parallel entries
 
 
 def host_target_machine(opt_level: int) -> llvm.TargetMachine:
@@ -71,6 +74,7 @@ def host_fingerprint() -> str:
             llvm.get_default_triple(),
             llvm.get_host_cpu_name(),
             host_features(),
+            f"openmp={openmp_library() is not None}",
         )
     )
 

@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 # arith_math, memref_scf_func and vector are imported for their registrations in HANDLERS.
 from strata.lowering.llvm import arith_math, memref_scf_func, vector  # noqa: F401
 from strata.lowering.llvm.emitter import FunctionEmitter
+from strata.lowering.llvm.parallel import add_parallel_entry
 from strata.lowering.llvm.types import UnsupportedType, argument_type, fail, scalar_type
 
 
@@ -74,9 +75,10 @@ def check_constant_indices(func_op: func.FuncOp) -> None:
                 )
 
 
-def translate_module(module: ModuleOp) -> ir.Module:
+def translate_module(module: ModuleOp, parallel_entries: bool = False) -> ir.Module:
     """Translates a loops-level module into an llvmlite module with no target set
-    (the JIT sets the host's triple and data layout)."""
+    (the JIT sets the host's triple and data layout). With `parallel_entries`, every
+    kernel (a function with `tile.grid`) also gets `<name>.parallel` (parallel.py)."""
     func_ops: list[func.FuncOp] = []
     for op in module.ops:
         if not isinstance(op, func.FuncOp):
@@ -100,4 +102,6 @@ def translate_module(module: ModuleOp) -> ir.Module:
             raise fail(f"@{op.sym_name.data}: {e}") from None
     for op in func_ops:
         FunctionEmitter(functions[op.sym_name.data], functions).translate_body(op)
+        if parallel_entries and "tile.grid" in op.attributes:
+            add_parallel_entry(llvm_module, functions[op.sym_name.data])
     return llvm_module
