@@ -355,6 +355,12 @@ class CpuExecutable:
         external = [(first + i, spec) for i, spec in enumerate(program.buffers) if spec.arena == RESULTS_ARENA]
         # A constant result would have to be written again into each fresh arena.
         self.fresh_results = external if all(spec.init is None for _, spec in external) else []
+        fresh_slots = {slot for slot, _ in self.fresh_results}
+        self.fresh_flags = tuple(
+            slot in fresh_slots and slot not in program.results[:i] for i, slot in enumerate(program.results)
+        )
+        """Per result: returned as it is (a fresh buffer), or copied (an input, a constant,
+        a buffer already returned as an earlier result)."""
         self.storage: list[np.ndarray | None] = [None] * len(self.inputs.types) + buffers
         self.launches = [self._launch(spec) for spec in program.launches]
         self.pointers = [0] * len(self.inputs.types) + [a.ctypes.data for a in buffers]
@@ -373,26 +379,41 @@ class CpuExecutable:
         with self.lock:
             storage, pointers = self.storage, self.pointers
             for i, array in enumerate(inputs):
-                storage[i] = np.ascontiguousarray(array)
-                pointers[i] = storage[i].ctypes.data
+                array = np.ascontiguousarray(array)
+                # An array keeps its data pointer for life: the same array, the same
+                # pointer (reading `.ctypes.data` costs most of a microsecond).
+                if storage[i] is not array:
+                    storage[i], pointers[i] = array, array.ctypes.data
             if self.fresh_results:
-                results = aligned_empty(self.plan["arenas"][RESULTS_ARENA], np.dtype(np.uint8))
-                for slot, spec in self.fresh_results:
-                    storage[slot] = results[spec.offset : spec.offset + spec.count * spec.dtype.itemsize].view(spec.dtype)
-                    pointers[slot] = storage[slot].ctypes.data
+                self._fresh_results_arena()
             for launch in self.launches:
                 self._run(launch, [pointers[b] for b in launch.spec.slots])
-            return tuple(self._result(slot, shape, i) for i, (slot, shape) in enumerate(zip(self.results, self.result_shapes)))
+            return tuple(
+                self._result(slot, shape, fresh) for slot, shape, fresh in zip(self.results, self.result_shapes, self.fresh_flags)
+            )
 
-    def _result(self, slot: int, shape: tuple[int, ...], index: int) -> np.ndarray:
+    def _fresh_results_arena(self) -> None:
+        size = self.plan["arenas"][RESULTS_ARENA]
+        raw = np.empty(size + ALIGNMENT, dtype=np.uint8)
+        base = raw.ctypes.data
+        start = -base % ALIGNMENT
+        for slot, spec in self.fresh_results:
+            offset = start + spec.offset
+            self.storage[slot] = raw[offset : offset + spec.count * spec.dtype.itemsize].view(spec.dtype)
+            self.pointers[slot] = base + offset
+
+    def _result(self, slot: int, shape: tuple[int, ...], fresh: bool) -> np.ndarray:
         # A zero-size result has a (never written) one-element buffer: keep none of it.
         array = self.storage[slot].reshape(-1)[: math.prod(shape)].reshape(shape)
-        fresh = any(slot == s for s, _ in self.fresh_results) and slot not in self.results[:index]
         return array if fresh else array.copy()
 
     @staticmethod
     def _run(launch: Launch, pointers: list[int]) -> None:
         spec, pool = launch.spec, _WORKERS
+        if spec.touched < PARALLEL_MIN_BYTES or spec.grid_size < 2:
+            if launch.function(*pointers, 0, spec.grid_size):
+                raise ExecutionError(spec.error)
+            return
         if launch.parallel is not None and WORKER_COUNT > 1:
             launch.buffers[:] = pointers
             if launch.parallel(launch.buffers, spec.grid_size, min(WORKER_COUNT, spec.grid_size)):
