@@ -1,4 +1,5 @@
-"""Row kernels of `lower-graph-to-tile`: reductions, softmax, log_softmax, layernorm, rmsnorm.
+"""Row kernels of `lower-graph-to-tile`: softmax, log_softmax, layernorm, rmsnorm, and
+`reduce_axis`, a reduction's row kernel (reductions.py lowers the reduction ops).
 
 A row op works along one axis. Its tensor is viewed with that axis last (a strided view,
 no copy), the kernel grid runs over tiles of the other axes, and each kernel instance
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, TensorType, f32, f64, i64
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType, f32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from strata.dialects import graph, tile
@@ -181,17 +182,18 @@ REDUCERS = {
 
 def reduce_axis(op: Operation, p: ProgramLowering, source: SSAValue, shape: Sequence[int], axis: int,
                 element, scale: float | None, reducer: type[Operation] | None = None, out_element=None,
-                compute=None) -> SSAValue:
-    """One kernel reducing `source` (a buffer of `shape` and `element`s) along `axis` into a
-    new buffer of `out_element`s (default: `element`), the way `reducer` (default: the op's
-    own type) reduces, accumulating in `compute` (default: RowKernel's: f32 for f16/bf16)."""
+                compute=None, strides: Sequence[int] | None = None) -> SSAValue:
+    """One kernel reducing `source` (a buffer of `shape` and `element`s, contiguous or with
+    `strides`) along `axis` into a new contiguous buffer of `out_element`s (default:
+    `element`), the way `reducer` (default: the op's own type) reduces, accumulating in
+    `compute` (default: RowKernel's: f32 for f16/bf16)."""
     kind, identity, combine = REDUCERS[reducer or type(op)]
     out_element = out_element or element
     layout = RowLayout.of(shape, axis, p.cost.elements)
     out_shape = [d for a, d in enumerate(shape) if a != axis]
     out = p.new_buffer(TensorType(out_element, out_shape))
     row = RowKernel(op, p, layout, [source, out], element, compute)
-    x = row.k.partition(0, layout.view(element), layout.tile)
+    x = row.k.partition(0, layout.view(element, strides), layout.tile)
     result = row.row_pass(identity(row.compute), kind, lambda c: row.load(x, c), lambda a, b: combine(None, a, b))
     if scale is not None:
         result = row.map([result], lambda e, a: e(arith.MulfOp(a[0], e.const(scale, row.compute))))
@@ -199,46 +201,6 @@ def reduce_axis(op: Operation, p: ProgramLowering, source: SSAValue, shape: Sequ
     row.k.store(result, row.k.partition(1, layout.reduced_view(out_element), layout.row_tile), row.k.program_ids + [row.k.index(0)])
     p.launch(row.k, [source, out])
     return out
-
-
-def accumulator_of(op: Operation, element) -> Attribute:
-    """What a reduction accumulates (and keeps its partial results) in: f16/bf16 in f32, f32
-    sums and means in f64 (accumulated in f32, a sum of 2^22 ones and one 1e8 came out 110
-    too low, 14 ulp), everything else (f64, integers, max) in its own element."""
-    if isinstance(element, (Float16Type, BFloat16Type)):
-        return f32
-    if isinstance(element, Float32Type) and isinstance(op, (graph.ReduceSumOp, graph.ReduceMeanOp)):
-        return f64
-    return element
-
-
-@register_tile_lowering(*REDUCERS)
-def lower_reduction(op: Operation, p: ProgramLowering) -> None:
-    """Several axes reduce one at a time, last axis first (intermediates are buffers).
-    Partial results and intermediates are `accumulator_of` the element (f32 workspaces for
-    f16/bf16, f64 for f32 sums): the result is rounded once, at the end."""
-    x = op.operands[0]
-    shape = list(shape_of(x.type))
-    axes = sorted({a % len(shape) for a in op.params()["axes"]}, reverse=True)
-    element = x.type.element_type
-    partial = accumulator_of(op, element)
-    buffer = p.buffer_of(x)
-    if not axes:
-        p.bind(op.results[0], buffer)
-        return
-    count = math.prod(shape[a] for a in axes)
-    source = element
-    for i, axis in enumerate(axes):
-        last = i == len(axes) - 1
-        # The mean of no elements is nan, like the reference's (0 * nan).
-        scale = (1.0 / count if count else math.nan) if last and isinstance(op, graph.ReduceMeanOp) else None
-        buffer = reduce_axis(op, p, buffer, shape, axis, source, scale, out_element=element if last else partial,
-                             compute=partial)
-        source = partial
-        if not last:
-            p.mark_workspace(buffer)
-        del shape[axis]
-    p.bind(op.results[0], buffer)
 
 
 ColumnTile = Callable[[SSAValue], SSAValue]

@@ -362,8 +362,8 @@ func.func @layernorm(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) 
 // -----
 
 // reduce_mean over axes (0, 2) of x[2x4x8]: one kernel per axis, the last axis first,
-// through an intermediate [2x4] buffer; the second kernel reads it with the reduced axis
-// moved last (strides [1, 4]) and alone applies the 1/16 scale. An f32 sum accumulates
+// through an intermediate [2x4] buffer; the second kernel reduces its columns (the tile's
+// axis 0, the contiguous axis kept) and alone applies the 1/16 scale. An f32 sum accumulates
 // in f64 (the intermediate is an f64 workspace) and is rounded once, at the end.
 func.func @reduce(%x: tensor<2x4x8xf32>) -> tensor<4xf32> {
   %0 = "graph.reduce_mean"(%x) <{axes = array<i64: 0, 2>}> : (tensor<2x4x8xf32>) -> tensor<4xf32>
@@ -384,12 +384,12 @@ func.func @reduce(%x: tensor<2x4x8xf32>) -> tensor<4xf32> {
 // CHECK:         tile.make_tensor_view {{.*}} -> !tile.tensor_view<2x4x1xf64, strides [4, 1, 0], offset 0>
 // CHECK:         tile.store_view_tko
 // CHECK:       tile.kernel @reduce_reduce_mean_1({{.*}}) attributes {grid = array<i64: 1>} {
-// CHECK:         tile.make_tensor_view {{.*}} -> !tile.tensor_view<4x2xf64, strides [1, 4], offset 0>
-// CHECK:         tile.reduce {{.*}} {axes = array<i64: 1>, kind = "sum"} : !tile.tile<4x2xf64> -> !tile.tile<4x1xf64>
+// CHECK:         tile.make_tensor_view {{.*}} -> !tile.tensor_view<2x4xf64, strides [4, 1], offset 0>
+// CHECK:         tile.reduce {{.*}} {axes = array<i64: 0>, kind = "sum"} : !tile.tile<2x4xf64> -> !tile.tile<1x4xf64>
 // CHECK:         arith.constant 6.250000e-02 : f64
 // CHECK-NEXT:    arith.mulf
 // CHECK:         arith.truncf {{.*}} : f64 to f32
-// CHECK:         tile.make_tensor_view {{.*}} -> !tile.tensor_view<4x1xf32, strides [1, 0], offset 0>
+// CHECK:         tile.make_tensor_view {{.*}} -> !tile.tensor_view<1x4xf32, strides [0, 1], offset 0>
 // CHECK:         tile.store_view_tko
 // CHECK-NOT:   tile.kernel
 
@@ -483,7 +483,7 @@ func.func @reduce_f16(%x: tensor<2x4x8xf16>) -> tensor<4xf16> {
 // CHECK:         tile.store_view_tko {{.*}} : !tile.tile<1x4x1xf32>
 // CHECK:       tile.kernel @reduce_f16_reduce_sum_1(
 // CHECK:         arith.truncf {{.*}} : f32 to f16
-// CHECK:         tile.store_view_tko {{.*}} : !tile.tile<4x1xf16>
+// CHECK:         tile.store_view_tko {{.*}} : !tile.tile<1x4xf16>
 
 // -----
 
