@@ -3,7 +3,8 @@ helpers every op family's lowering shares (buffers, kernel names, launches, copi
 
 `lower_function` walks the function and calls each op's registered tile lowering
 (`op_info(op).tile_lowering`); the op families register theirs in elementwise.py,
-layout.py, matmul.py, indexed.py and rows.py, and lower.py (the pass) imports them all.
+layout.py, matmul.py, indexed.py, rows.py, reductions.py and attention.py, and lower.py
+(the pass) imports them all.
 An op without a lowering is reported, never skipped.
 """
 
