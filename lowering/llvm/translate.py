@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 # arith_math, memref_scf_func and vector are imported for their registrations in HANDLERS.
 from strata.lowering.llvm import arith_math, memref_scf_func, vector  # noqa: F401
 from strata.lowering.llvm.emitter import FunctionEmitter
+from strata.lowering.llvm.in_place import declare_general, emit_dispatch, in_place_candidates
 from strata.lowering.llvm.parallel import add_parallel_entry
 from strata.lowering.llvm.types import UnsupportedType, argument_type, fail, scalar_type
 
@@ -101,7 +102,14 @@ def translate_module(module: ModuleOp, parallel_entries: bool = False) -> ir.Mod
         except UnsupportedType as e:
             raise fail(f"@{op.sym_name.data}: {e}") from None
     for op in func_ops:
-        FunctionEmitter(functions[op.sym_name.data], functions).translate_body(op)
+        function = functions[op.sym_name.data]
+        in_place = in_place_candidates(op)
+        if in_place is None:
+            FunctionEmitter(function, functions).translate_body(op)
+        else:
+            general = declare_general(llvm_module, function)
+            FunctionEmitter(general, functions).translate_body(op)
+            emit_dispatch(function, general, *in_place)
         if parallel_entries and "tile.grid" in op.attributes:
-            add_parallel_entry(llvm_module, functions[op.sym_name.data])
+            add_parallel_entry(llvm_module, function)
     return llvm_module
