@@ -21,9 +21,19 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 """Environment variables that set the baselines' thread counts: part of the command line."""
 
 
+WARMUP_SECONDS = 0.3
+"""Warm-up runs last at least this long: the previous implementation's thread pool
+(OpenBLAS's, an OpenMP team's) keeps spinning for a while after its last call and would
+steal this one's cores on two-core machines."""
+
+
 def timeit(fn: Callable[[], object], repeat: int = 10, warmup: int = 2) -> float:
-    """Median wall time of `fn()` in seconds over `repeat` runs, after `warmup` runs."""
+    """Median wall time of `fn()` in seconds over `repeat` runs, after `warmup` runs (and
+    at least WARMUP_SECONDS of them)."""
+    start = time.perf_counter()
     for _ in range(warmup):
+        fn()
+    while time.perf_counter() - start < WARMUP_SECONDS:
         fn()
     times = []
     for _ in range(repeat):
