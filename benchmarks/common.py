@@ -58,6 +58,16 @@ def kernel_count(executable) -> int:
     return sum(op.name == "tile.launch" for op in executable.module.walk())
 
 
+def warm_up_jit() -> None:
+    """Compile a trivial program once, so that the JIT's one-time set-up (LLVM targets,
+    libm and libgomp loading) is not charged to the first compile a benchmark times."""
+    import strata
+
+    warm = strata.Graph("warm")
+    warm.output(warm.input("x", (4,)) * 2.0)
+    strata.compile(warm.build(), target="cpu")
+
+
 def load_torch():
     """PyTorch if installed (using every core), else None; prints which."""
     try:

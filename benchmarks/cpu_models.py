@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import check, kernel_count, load_torch, print_header, print_table, timeit
+from common import check, kernel_count, load_torch, print_header, print_table, timeit, warm_up_jit
 
 import strata
 
@@ -138,9 +138,7 @@ def main() -> None:
     print_header("CPU model forwards, f32")
     torch = load_torch()
 
-    warm = strata.Graph("warm")
-    warm.output(warm.input("x", (4,)) * 2.0)
-    strata.compile(warm.build(), target="cpu")
+    warm_up_jit()
 
     rows = [bench(*model, args.repeat, torch) for model in models()]
     headers = ["model", "compile s", "kernels (unfused)", "strata ms", "unfused ms",

@@ -26,7 +26,8 @@ import sys
 import time
 
 import numpy as np
-from common import load_torch, print_header, print_table, timeit
+from common import load_torch, print_header, print_table, timeit, warm_up_jit
+from cpu_models import torch_block
 
 import strata
 from strata import ops
@@ -71,22 +72,10 @@ def strata_block_loss(g: strata.Graph, inputs, params, heads) -> strata.Tensor:
     return ops.reduce_mean(d * d, axes=(0, 1, 2))
 
 
-def torch_block_loss(torch, heads, x, y, ln1_gamma, ln1_beta, w_q, w_k, w_v, w_o, ln2_gamma, ln2_beta, w_1, b_1, w_2, b_2):
-    F = torch.nn.functional
-    batch, seq, d_model = x.shape
-    head = d_model // heads
-
-    def split_heads(t):
-        return t.reshape(batch, seq, heads, head).permute(0, 2, 1, 3)
-
-    h = F.layer_norm(x, (d_model,), ln1_gamma, ln1_beta)
-    q, k, v = (split_heads(h @ w) for w in (w_q, w_k, w_v))
-    future = torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1)
-    scores = (q @ k.transpose(-1, -2) / math.sqrt(head)).masked_fill(future, -1e9)
-    context = torch.softmax(scores, dim=-1) @ v
-    x = x + context.permute(0, 2, 1, 3).reshape(batch, seq, d_model) @ w_o
-    h = F.layer_norm(x, (d_model,), ln2_gamma, ln2_beta)
-    out = x + F.gelu(h @ w_1 + b_1) @ w_2 + b_2
+def torch_block_loss(torch, heads, x, y, *params):
+    """cpu_models.py's torch block (the same math as examples/transformer_block.py), then
+    mean((block(x) - y)^2)."""
+    out = torch_block(torch, heads, x, *params)
     return ((out - y) ** 2).mean()
 
 
@@ -225,9 +214,7 @@ def main() -> None:
     print_header("CPU training, f32: forward + backward and an SGD step")
     torch = load_torch()
 
-    warm = strata.Graph("warm")
-    warm.output(warm.input("x", (4,)) * 2.0)
-    strata.compile(warm.build(), target="cpu")
+    warm_up_jit()
 
     rows = [row for key in args.models for row in bench(key, args.repeat, torch, args.rtol)]
     headers = ["model", "what", "compile s", "strata ms"]
