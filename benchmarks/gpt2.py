@@ -11,8 +11,8 @@ parameters; `--config tiny`: 2 layers, 32 wide), random weights, eval mode, f32.
 - strata compile s: wall time of `strata.compile_torch` (export, import, lower, LLVM/PTX):
   "cold" is the first compile of that shape, "warm" a second `compile_torch` of the same
   model and shape in the same process, which reuses Strata's in-process kernel cache (the
-  export, import and lowering run again). There is no on-disk cache yet: a new process
-  compiles cold again.
+  export, import and lowering run again). Strata's on-disk cache is off for this script
+  (STRATA_CACHE=0, set before Strata loads), so "cold" is cold in every run.
 - inductor compile s: `torch.compile(model, dynamic=False)`'s first call (trace, Inductor
   codegen, C++/Triton compile, one run), after `torch._dynamo.reset()`; "warm" is the first
   call of a second `torch.compile` after another reset, which hits Inductor's caches. The
@@ -23,8 +23,9 @@ parameters; `--config tiny`: 2 layers, 32 wide), random weights, eval mode, f32.
 - max rel diff: max |strata - eager| / max |eager| over the logits.
 
 CPU: PyTorch gets `--threads` threads (torch.set_num_threads, default 2); Strata's runtime
-splits large launches over a pool of `os.cpu_count()` workers (strata/runtime/cpu.py
-WORKER_COUNT; no variable sets it), printed in the header. Strata is called through
+splits large launches over `strata.get_num_threads()` threads (STRATA_NUM_THREADS, default
+`os.cpu_count()`), printed in the header. Both run their threads as OpenMP teams, and
+OMP_WAIT_POLICY (PASSIVE unless set) applies to both. Strata is called through
 `compile_torch`'s result with CPU tensors (zero-copy views).
 
 CUDA: eager and inductor run on `model.cuda()` with device input ids, timed with
@@ -57,6 +58,7 @@ os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="strata
 # tiny GPT-2's eager forward 100x slower with 2 threads than with 1 (170 vs 1.4 ms at load
 # 7 on 2 cores); passive waiting gives 1.5 ms. Read when torch loads; an explicit value wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("STRATA_CACHE", "0")
 
 from common import print_header, print_table  # noqa: E402
 from gpt2_accuracy import make_model  # noqa: E402
@@ -113,10 +115,9 @@ def main(argv=None) -> int:
         torch.backends.cudnn.allow_tf32 = False
         print(f"device: {device_name}; PyTorch TF32 off")
     else:
-        from strata.runtime.cpu import WORKER_COUNT
-
         device_name = "cpu"
-        print(f"threads: torch {torch.get_num_threads()} (OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}), strata runtime pool {WORKER_COUNT} (os.cpu_count())")
+        print(f"threads: torch {torch.get_num_threads()}, strata {strata.get_num_threads()} "
+              f"(OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']} for both)")
     print(f"torch {torch.__version__}; inductor cache {os.environ['TORCHINDUCTOR_CACHE_DIR']}")
 
     model, config = make_model(args.config, args.seed)
@@ -240,8 +241,8 @@ def main(argv=None) -> int:
           r["inductor_compile_s"] / r["strata_compile_s"]
           if "inductor_compile_s" in r and "strata_compile_s" in r else "n/a"] for r in rows],
     )  # fmt: skip
-    notes.append("Strata's warm compile is its in-process kernel cache only: there is no on-disk cache yet, "
-                 "so every new process compiles cold.")  # fmt: skip
+    notes.append("Strata's warm compile is its in-process kernel cache only: its on-disk cache is off here "
+                 "(STRATA_CACHE=0), so every run compiles cold.")  # fmt: skip
     if not args.no_inductor:
         notes.append("inductor's cold compile starts from an empty TORCHINDUCTOR_CACHE_DIR; its warm one "
                      "(after torch._dynamo.reset()) reuses Inductor's in-memory and on-disk caches.")  # fmt: skip
