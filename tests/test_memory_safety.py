@@ -141,3 +141,44 @@ def test_bind_refuses_a_kernel_writing_an_input():
     assert output is not x
     with pytest.raises(StrataError, match="writes its argument 2, the program's input 0"):
         unbound.bind(allocate_arenas(unbound.plan["arenas"]))
+
+
+GUARDED_MATMUL = """
+import ctypes, mmap, sys
+import numpy as np
+import strata
+from strata import ops
+
+libc = ctypes.CDLL(None)
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+PAGE = mmap.PAGESIZE
+
+
+def guarded(rows, columns, seed):
+    # An f32 array ending exactly where a page that may not be touched begins.
+    size = rows * columns * 4
+    pages = -(-size // PAGE) + 1
+    memory = mmap.mmap(-1, pages * PAGE)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(memory))
+    assert libc.mprotect(base + (pages - 1) * PAGE, PAGE, 0) == 0
+    array = np.frombuffer(memory, np.float32, rows * columns, (pages - 1) * PAGE - size).reshape(rows, columns)
+    array[...] = np.random.default_rng(seed).standard_normal((rows, columns))
+    return array
+
+
+m, k, n = 133, 64, 81  # edge tiles of 5 rows and 17 columns
+g = strata.Graph("guarded")
+g.output(ops.matmul(g.input("x", (m, k)), g.input("w", (n, k)), transpose_b=True))
+x, w = guarded(m, k, 0), guarded(n, k, 1)
+got = strata.compile(g.build(), target="cpu")(x, w)[0]
+np.testing.assert_allclose(got, x @ w.T, rtol=1e-4, atol=1e-4)
+print("ok")
+"""
+
+
+def test_edge_tiles_of_a_matmul_read_nothing_past_their_operands():
+    """Operands ending at a page nobody may touch: an edge tile of x @ wᵀ whose valid rows
+    and columns are not a multiple of the loops' blocking must not read past them (it
+    did: a block of 2 rows or 4 columns over a run-time extent, a SIGSEGV here)."""
+    result = subprocess.run([sys.executable, "-c", GUARDED_MATMUL], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]

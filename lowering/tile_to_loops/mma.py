@@ -105,8 +105,10 @@ def _mma_loops(k: KernelLowering, op: tile.MmaOp, a: Tile, b: Tile, target: Buff
 
 def block_size(extent: SSAValue, preferred: int) -> int:
     """`preferred` rows (or columns) at a time when the extent is a static multiple of it,
-    else 1: a partial block would need a remainder loop."""
-    return preferred if (static_value(extent) or 0) % preferred == 0 else 1
+    else 1: a partial block would need a remainder loop, and an extent known only at run
+    time (an edge tile's) may be any size: blocks of `preferred` would read past it."""
+    size = static_value(extent)
+    return preferred if size is not None and size % preferred == 0 else 1
 
 
 def contiguous_along_k(value: Tile, axis: int) -> bool:
