@@ -71,7 +71,7 @@ def matmul_kernel(
     (a, a_type, a_strides), (b, b_type, b_strides) = lhs, rhs
     out_shape = shape_of(out_type)
     batch, (m, n) = out_shape[:-2], out_shape[-2:]
-    if transpose_b and b_strides[-1] == 1 and m >= PRETRANSPOSE_MIN_ROWS:
+    if transpose_b and b_strides[-1] == 1 and p.cost.pretranspose_rows and m >= p.cost.pretranspose_rows:
         (b, b_type, b_strides), transpose_b = pretransposed(p, label, b, b_type, b_strides), False
     element = out_type.element_type
     accumulate = f32 if isinstance(element, (Float16Type, BFloat16Type)) else element
@@ -162,11 +162,6 @@ def matmul_kernel(
             k.store(value, k.partition(2 + len(extras) + index, view, acc_shape), k.program_ids)
     p.launch(k, buffers)
     return outputs
-
-
-PRETRANSPOSE_MIN_ROWS = 256
-"""With transpose_b, each row tile would re-pack the same columns of b from strided
-reads; from this many rows of a on, one copy kernel transposing b first is cheaper."""
 
 
 def pretransposed(
