@@ -90,7 +90,8 @@ def set_num_threads(n: int) -> None:
     included). The old pool's threads exit once its queued chunks finish."""
     global WORKER_COUNT, _WORKERS
     count = checked_thread_count(n, "strata.set_num_threads: n")
-    _WORKERS, WORKER_COUNT = ThreadPoolExecutor(max_workers=count), count
+    old, _WORKERS, WORKER_COUNT = _WORKERS, ThreadPoolExecutor(max_workers=count), count
+    old.shutdown(wait=False)
 
 
 def get_num_threads() -> int:
@@ -152,7 +153,7 @@ def kernels_ir_and_key(module: ModuleOp) -> tuple[list[tuple[str, int]], str]:
 
 def jit_kernels(module: ModuleOp) -> JitModule:
     parts, key = kernels_ir_and_key(module)
-    return cached_jit(key, lambda: JitModule(parts))
+    return cached_jit(key, lambda: JitModule(parts, OPT_LEVEL))
 
 
 def translated(module: ModuleOp) -> list[tuple[str, int]]:
@@ -289,7 +290,8 @@ def allocate_arenas(sizes: dict[str, int]) -> dict[str, np.ndarray]:
 
 class CpuExecutable:
     """A program lowered through cpu-pipeline and JIT-compiled; `bind` (done at
-    construction unless `bind=False`) gives it arenas, after which calls allocate nothing.
+    construction unless `bind=False`) gives it arenas, after which a call allocates only
+    the arrays it returns (a fresh results arena), and the generated code nothing.
 
     Built from a LoweredProgram, each `bind` derives (and checks) its CpuProgram from the
     lowered module as it is then; built by `from_program` (the compile cache), it binds
@@ -302,7 +304,7 @@ class CpuExecutable:
         self.inputs, self.plan, self.result_shapes = lowered.inputs, lowered.plan, lowered.result_shapes
         self.jit = jit_kernels(lowered.module)
         self.lock = threading.Lock()
-        """Held by a call from binding the inputs to copying the results out (see bind)."""
+        """Held by a call from binding the inputs to returning its results (see bind)."""
         if bind:
             self.bind(allocate_arenas(self.plan["arenas"]))
 
@@ -461,7 +463,7 @@ def compile_cached(
     lowered = lower(module)
     program = CpuProgram.of(lowered)
     parts, kernels_key = kernels_ir_and_key(lowered.module)
-    jit = cached_jit(kernels_key, lambda: JitModule(parts))
+    jit = cached_jit(kernels_key, lambda: JitModule(parts, OPT_LEVEL))
     with timed("compile cache store"):
         compile_cache.store(key, program.pack(kernels_key, jit.object_code))
     return CpuExecutable.from_program(program, jit, lowered, bind=bind)
@@ -474,7 +476,7 @@ def _loaded(payload: bytes) -> tuple[CpuProgram, JitModule]:
     program, kernels_key, object_code = CpuProgram.unpack(payload)
     with _JIT_CACHE_LOCK:
         shared = _JIT_CACHE.get(kernels_key)
-    return program, shared or JitModule.from_object(object_code)
+    return program, shared or JitModule.from_object(object_code, OPT_LEVEL)
 
 
 OWN_ARENAS = ("params",)

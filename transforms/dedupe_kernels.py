@@ -32,7 +32,7 @@ Two kernels are the same when they print the same with their symbol name left ou
 op, operand, type, property and attribute (the grid; `tile.in_place`, `tile.error`,
 `tile.aliased`, `gpu.*` on lowered kernels; the messages of `tile.check`, which quote the
 source location) must match, so kernels differing in one constant or attribute stay apart.
-The same text is what the CPU JIT cache keys kernels by. The first kernel of each group
+The first kernel of each group
 (in module order) is kept under its own name; the others are erased.
 
 Works on the tile level (`tile.kernel`, where cpu-pipeline and gpu-pipeline run it, right

@@ -31,7 +31,7 @@ from xdsl.ir import Block, Region, SSAValue
 from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import register_tile_lowering
-from strata.dialects.tile_types import TensorViewType
+from strata.dialects.tile_types import MAX_TILE_BYTES, TensorViewType, element_bytes
 from strata.lowering.graph_to_tile.matmul import matmul_kernel, pretransposed
 from strata.lowering.graph_to_tile.program import ProgramLowering
 from strata.lowering.graph_to_tile.rows import softmax_kernel
@@ -45,7 +45,7 @@ KEY_BLOCK = 128
 @register_tile_lowering(graph.AttentionOp)
 def lower_attention(op: graph.AttentionOp, p: ProgramLowering) -> None:
     # No keys (or no queries) is the empty-softmax identity the three kernels implement.
-    if not p.cost.fused_attention or 0 in shape_of(op.q.type)[-2:] + shape_of(op.v.type)[-2:]:
+    if not p.cost.fused_attention or 0 in shape_of(op.q.type)[-2:] + shape_of(op.v.type)[-2:] or not fused_tiles_fit(op):
         three_kernels(op, p)
     else:
         fused_kernel(op, p)
@@ -76,6 +76,17 @@ def three_kernels(op: graph.AttentionOp, p: ProgramLowering) -> None:
 def compute_element(t: TensorType):
     """f16/bf16 attention computes in f32 and rounds only the result."""
     return f32 if isinstance(t.element_type, (Float16Type, BFloat16Type)) else t.element_type
+
+
+def fused_tiles_fit(op: graph.AttentionOp) -> bool:
+    """Whether every tile of the fused kernel (q, kᵀ, v, scores, output) fits the tile
+    byte limit: large head sizes (f32 from 256, f64 from 128) take the three kernels."""
+    *_, queries, depth = shape_of(op.q.type)
+    keys, width = shape_of(op.v.type)[-2:]
+    rows, columns = min(QUERY_BLOCK, next_power_of_two(queries)), min(KEY_BLOCK, next_power_of_two(keys))
+    depth_tile, width_tile = next_power_of_two(depth), next_power_of_two(width)
+    largest = max(rows * depth_tile, depth_tile * columns, columns * width_tile, rows * columns, rows * width_tile)
+    return largest * element_bytes(compute_element(op.result.type)) <= MAX_TILE_BYTES
 
 
 def fused_kernel(op: graph.AttentionOp, p: ProgramLowering) -> None:

@@ -48,7 +48,7 @@ def _mma(k: KernelLowering, op: tile.MmaOp) -> None:
     m, kk, n = a.extents[-2], a.extents[-1], b.extents[-1]
     k.values[op.result] = BufferTile(target.buffer, [*target.extents[:lead], m, n])
     full = (*op.a.type.get_shape()[-2:], op.b.type.get_shape()[-1])
-    if not fits_micro_kernel(target, *full):
+    if not fits_micro_kernel(target, full[-1]):
         _mma_loops(k, op, a, b, target, zeros, m, kk, n)
         return
     partial = [(extent, size) for extent, size in zip((m, kk, n), full) if static_value(extent) != size]

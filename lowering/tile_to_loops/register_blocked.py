@@ -29,16 +29,16 @@ from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import DenseArrayBase, Float32Type, Float64Type, VectorType, i64
 from xdsl.ir import SSAValue
 
-from strata.lowering.tile_to_loops.kernel import BufferTile, KernelLowering, LoadedTile, Tile, static_value
+from strata.lowering.tile_to_loops.kernel import BufferTile, KernelLowering, LoadedTile, Tile
 
 VECTOR_BITS = 512
 MICRO_ROWS = 8
 MICRO_VECTORS = 2
 
 
-def fits_micro_kernel(target: BufferTile, rows: int, depth: int, columns: int) -> bool:
-    """Whether a rows x depth x columns tile can take the micro-kernel: a float element,
-    and columns a whole number of vectors."""
+def fits_micro_kernel(target: BufferTile, columns: int) -> bool:
+    """Whether a tile can take the micro-kernel: a float element, and `columns` a whole
+    number of vectors."""
     element = target.buffer.type.element_type
     return isinstance(element, Float32Type | Float64Type) and columns % (VECTOR_BITS // element.bitwidth) == 0
 
@@ -151,7 +151,6 @@ class MicroKernel:
         column_vectors = consecutive(k, first_vector, vectors)
         places = [[*self.zeros, r, c] for r in row_indices for c in column_indices]
         initial = [k.emit(vector.LoadOp(self.target.buffer, place, self.vector_type)) for place in places]
-
 
         def step(kk: SSAValue, accumulators: Sequence[SSAValue]) -> list[SSAValue]:
             b_vectors = [self.load_b(kk, c) for c in column_vectors]
