@@ -200,6 +200,11 @@ class LaunchSpec:
     error: str
     """What a nonzero status means (the kernel's tile.check messages)."""
 
+    @property
+    def splits(self) -> bool:
+        """Whether the launch is worth splitting across threads."""
+        return self.grid_size > 1 and self.touched >= PARALLEL_MIN_BYTES
+
 
 @dataclass(frozen=True)
 class CpuProgram:
@@ -368,7 +373,7 @@ class CpuExecutable:
 
     def _launch(self, spec: LaunchSpec) -> Launch:
         function = kernel_prototype(len(spec.slots))(self.jit.function_address(spec.kernel))
-        if openmp_library() is None or spec.grid_size < 2 or spec.touched < PARALLEL_MIN_BYTES:
+        if openmp_library() is None or not spec.splits:
             return Launch(function, spec)
         parallel = PARALLEL_PROTOTYPE(self.jit.function_address(parallel_name(spec.kernel)))
         return Launch(function, spec, parallel, (ctypes.c_void_p * len(spec.slots))())
@@ -394,6 +399,8 @@ class CpuExecutable:
             )
 
     def _fresh_results_arena(self) -> None:
+        # aligned_empty's arithmetic, reading the address once (`.ctypes.data` costs most
+        # of a microsecond on this per-call path).
         size = self.plan["arenas"][RESULTS_ARENA]
         raw = np.empty(size + ALIGNMENT, dtype=np.uint8)
         base = raw.ctypes.data
@@ -411,7 +418,7 @@ class CpuExecutable:
     @staticmethod
     def _run(launch: Launch, pointers: list[int]) -> None:
         spec, pool = launch.spec, _WORKERS
-        if spec.touched < PARALLEL_MIN_BYTES or spec.grid_size < 2:
+        if not spec.splits:
             if launch.function(*pointers, 0, spec.grid_size):
                 raise ExecutionError(spec.error)
             return
@@ -420,7 +427,7 @@ class CpuExecutable:
             if launch.parallel(launch.buffers, spec.grid_size, min(WORKER_COUNT, spec.grid_size)):
                 raise ExecutionError(spec.error)
             return
-        chunks = grid_chunks(spec.grid_size, WORKER_COUNT if spec.touched >= PARALLEL_MIN_BYTES else 1)
+        chunks = grid_chunks(spec.grid_size, WORKER_COUNT)
         if len(chunks) == 1:
             statuses = [launch.function(*pointers, *chunks[0])]
         else:
