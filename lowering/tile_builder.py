@@ -201,18 +201,20 @@ class KernelBuilder:
 
     def loop(
         self,
-        count: int,
+        count: int | SSAValue,
         carried: Sequence[SSAValue],
         body: Callable[[SSAValue, Sequence[SSAValue]], Sequence[SSAValue]],
     ) -> Sequence[SSAValue]:
-        """scf.for over `count` steps carrying tiles; `body(step, carried)` returns the
-        next carried values. Returns the final ones."""
+        """scf.for over `count` steps (a constant, or an index computed in the kernel)
+        carrying tiles; `body(step, carried)` returns the next carried values. Returns the
+        final ones."""
         block = Block(arg_types=[IndexType(), *(v.type for v in carried)])
         outer, self.block = self.block, block
         yielded = body(block.args[0], block.args[1:])
         self.add(scf.YieldOp(*yielded))
         self.block = outer
-        loop = self.add(scf.ForOp(self.index(0), self.index(count), self.index(1), list(carried), Region(block)))
+        upper = self.index(count) if isinstance(count, int) else count
+        loop = self.add(scf.ForOp(self.index(0), upper, self.index(1), list(carried), Region(block)))
         return loop.results
 
     def finish(self) -> tile.KernelOp:

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType, f32, i64
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, SSAValue
 
 from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
@@ -151,8 +151,8 @@ def fused_kernel(op: graph.AttentionOp, p: ProgramLowering) -> None:
         needed = k.add(arith.AddiOp(k.add(arith.DivUIOp(last_row, k.index(columns))).results[0], k.index(1))).results[0]
         bound = k.add(arith.MinUIOp(needed, k.index(key_blocks))).results[0]
     else:
-        bound = k.index(key_blocks)
-    _, total, acc = dynamic_loop(k, bound, carried, step)
+        bound = key_blocks
+    _, total, acc = k.loop(bound, carried, step)
     result = elementwise(k, [acc, k.broadcast(total, acc.type.get_shape())], lambda e, a: e(arith.DivfOp(*a)))
     if compute != element:
         result = k.map([result], element, lambda block, a: Emitter(block)(arith.TruncFOp(a[0], element)))
@@ -189,12 +189,3 @@ def scaled_and_masked(k: KernelBuilder, products: SSAValue, scale: float, causal
 
 def index_to_i64(k: KernelBuilder, value: SSAValue) -> SSAValue:
     return k.add(arith.IndexCastOp(value, i64)).results[0]
-
-
-def dynamic_loop(k: KernelBuilder, upper: SSAValue, carried: Sequence[SSAValue], body) -> Sequence[SSAValue]:
-    """KernelBuilder.loop with a bound computed in the kernel (the causal diagonal)."""
-    block = Block(arg_types=[k.index(0).type, *(v.type for v in carried)])
-    outer, k.block = k.block, block
-    k.add(scf.YieldOp(*body(block.args[0], block.args[1:])))
-    k.block = outer
-    return k.add(scf.ForOp(k.index(0), upper, k.index(1), list(carried), Region(block))).results
