@@ -1,9 +1,10 @@
 """GPU kernels and model forwards: Strata (target cuda) vs PyTorch eager, same card, same run.
 
-    python benchmarks/gpu_kernels.py [--repeat 30] [--json out.json] [--only rows matmul models]
+    python benchmarks/gpu_kernels.py [--repeat 30] [--json out.json] [--only rows matmul lowp models]
 
 - rows: softmax and layernorm over the last axis (f32), also as GB/s (read + write once);
 - matmul: f32 square matmuls vs torch.matmul with TF32 off (CUDA cores, like Strata's);
+- lowp: bf16 and f16 square matmuls (tensor cores, f32 accumulation) vs torch.matmul (cuBLAS);
 - models: the bundled MLP and the transformer block at six small GPT-2-like sizes
   (batch x seq x d_model from 1x16x64 to 4x128x256; heads = d_model / 32, ff = 4 d_model).
 
@@ -45,7 +46,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--json")
-    p.add_argument("--only", nargs="+", default=["rows", "matmul", "models"])
+    p.add_argument("--only", nargs="+", default=["rows", "matmul", "lowp", "models"])
+    p.add_argument("--lowp-sizes", nargs="+", type=int, default=[1024, 2048, 4096, 8192])
     args = p.parse_args(argv)
 
     import torch
@@ -117,6 +119,26 @@ def main(argv=None) -> int:
             s, t = strata_time(exe), torch_time(lambda: torch.matmul(ta, tb))
             report("matmul", f"f32 {n}^3", s, t, f"strata {2 * n**3 / s / 1e12:.1f} TFLOP/s, "
                    f"torch {2 * n**3 / t / 1e12:.1f} TFLOP/s")
+    if "lowp" in args.only:
+        import ml_dtypes
+
+        for dtype, name, torch_dtype in ((ml_dtypes.bfloat16, "bf16", torch.bfloat16), (np.float16, "f16", torch.float16)):
+            for n in args.lowp_sizes:
+                a = rng.standard_normal((n, n), dtype=np.float32).astype(dtype)
+                b = rng.standard_normal((n, n), dtype=np.float32).astype(dtype)
+                g = strata.Graph("matmul")
+                g.output(g.input("a", (n, n), name) @ g.input("b", (n, n), name))
+                exe = strata.compile(g.build(), target="cuda").run
+                ta, tb = (torch.from_numpy(x.astype(np.float32)).cuda().to(torch_dtype) for x in (a, b))
+                got = exe(a, b)[0].astype(np.float32)
+                want = torch.matmul(ta, tb).float().cpu().numpy()
+                error = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+                if error > 2e-2:
+                    raise SystemExit(f"result mismatch: max |Δ| / max |want| = {error}")
+                exe.set_inputs(a, b)
+                s, t = strata_time(exe), torch_time(lambda: torch.matmul(ta, tb))
+                report("lowp", f"{name} {n}^3", s, t, f"strata {2 * n**3 / s / 1e12:.1f} TFLOP/s, "
+                       f"torch {2 * n**3 / t / 1e12:.1f} TFLOP/s, max rel err {error:.1e}")
     if "models" in args.only:
         programs = [("mlp.mlir 32x512", (ROOT / "examples" / "mlp.mlir").read_text(), torch_mlp)]
         for batch, seq, d_model in SEED_001_BLOCKS:

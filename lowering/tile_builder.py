@@ -55,6 +55,10 @@ class TileCostModel:
     workspace instead of being re-read along k by every row tile (0: never). The GPU
     asks for 256; the CPU's micro-kernel packs wᵀ by register transposes, faster than a
     strided copy (a 1024x768 @ (50257x768)ᵀ LM head: 568 ms with the copy, 302 without)."""
+    matmul_16bit_scale: int = 1
+    """For f16/bf16 operands, matmul_m and matmul_n times this and matmul_bytes times its
+    square: the GPU's tensor cores keep the accumulator in registers, stage 16-bit
+    operands at half the bytes and need larger tiles to keep up with them."""
     fused_attention: bool = True
     """graph.attention as one kernel with an online softmax (attention.py); False: three
     kernels (scores, softmax, values), the GPU's form."""

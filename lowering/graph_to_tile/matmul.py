@@ -81,12 +81,14 @@ def matmul_kernel(
         # b read along k: long k tiles (dot_k) as long as a k x n tile of b fits a tile.
         fitting = MAX_TILE_BYTES // element_bytes(b_type.element_type) // min(next_power_of_two(n), p.cost.matmul_n)
         k_limit = min(p.cost.dot_k, fitting)
+    scale = p.cost.matmul_16bit_scale if accumulate != element else 1
     tm, tn, tk = (
         min(next_power_of_two(size), limit)
-        for size, limit in ((m, p.cost.matmul_m), (n, p.cost.matmul_n), (kdim, k_limit))
+        for size, limit in ((m, p.cost.matmul_m * scale), (n, p.cost.matmul_n * scale), (kdim, k_limit))
     )
     operand_bytes, acc_bytes = element_bytes(a_type.element_type), element_bytes(accumulate)
-    while p.cost.matmul_bytes and (tm * tk + tk * tn) * operand_bytes + tm * tn * acc_bytes > p.cost.matmul_bytes:
+    budget = p.cost.matmul_bytes * scale * scale
+    while budget and (tm * tk + tk * tn) * operand_bytes + tm * tn * acc_bytes > budget:
         if tk > 8:
             tk //= 2
         elif tm >= tn and tm > 1:

@@ -62,11 +62,11 @@ from xdsl.ir import Operation
 from strata.support.errors import StrataError
 from strata.lowering.llvm.arith_math import constant, fastmath_flags
 from strata.lowering.llvm.emitter import HANDLERS, FunctionEmitter
-from strata.lowering.llvm.memref_scf_func import alloca, load, store
+from strata.lowering.llvm.memref_scf_func import alloca, call, load, store
 from strata.lowering.llvm.translate import add_function_attributes
 from strata.lowering.llvm.types import DOUBLE, FLOAT, HALF, UnsupportedType, memory_type, scalar_type, static_shape
 from strata.lowering.nvvm.ptx_checks import check_barriers
-from strata.lowering.tile_to_gpu.kernel import NVVM_PREFIX, SHARED_MEMORY_SPACE, gpu_kernels
+from strata.lowering.tile_to_gpu.kernel import INLINE_PTX_PREFIX, NVVM_PREFIX, SHARED_MEMORY_SPACE, gpu_kernels
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = (
@@ -226,6 +226,48 @@ def shared_alloca(emitter: NvvmFunctionEmitter, op: memref.AllocaOp) -> ir.Value
     return emitter.allocas.gep(buffer, [zero, zero], inbounds=True)
 
 
+def bf16_bitcast(emitter: NvvmFunctionEmitter, op: arith.BitcastOp) -> ir.Value:
+    """bitcast between bf16 (an f32 register, see above) and i16: the high half of the f32."""
+    (value,) = emitter.operands(op)
+    b = emitter.builder
+    if isinstance(op.input.type, BFloat16Type):
+        return b.trunc(b.lshr(b.bitcast(value, I32), ir.Constant(I32, 16)), I16)
+    if isinstance(op.result.type, BFloat16Type):
+        return b.bitcast(b.shl(b.zext(value, I32), ir.Constant(I32, 16)), FLOAT)
+    return b.bitcast(value, emitter.scalar_type(op.result.type))
+
+
+INLINE_PTX_GROUPS = {"mma.sync.aligned.": (4, 2, 4)}
+"""How the inputs of an inline PTX instruction are grouped in braces, after its outputs'
+group (mma: the a, b and c fragments)."""
+REGISTER_CONSTRAINTS = {FLOAT: "f", I32: "r"}
+
+
+def inline_ptx(emitter: NvvmFunctionEmitter, op: func.CallOp) -> ir.Value | list[ir.Value] | None:
+    """A call of @ptx.<instruction> is that instruction as inline assembly, its results
+    the outputs' braced group, its operands the following groups (INLINE_PTX_GROUPS)."""
+    callee = op.callee.string_value()
+    if not callee.startswith(INLINE_PTX_PREFIX):
+        return call(emitter, op)
+    text = callee.removeprefix(INLINE_PTX_PREFIX)
+    groups = next((g for prefix, g in INLINE_PTX_GROUPS.items() if text.startswith(prefix)), None)
+    arguments = emitter.operands(op)
+    outputs = [emitter.scalar_type(r.type) for r in op.results]
+    if groups is None or sum(groups) != len(arguments) or not outputs:
+        raise fail(f"unknown inline PTX instruction '{text}' with {len(arguments)} operands")
+    sizes, operands, first = [len(outputs), *groups], [], 0
+    for size in sizes:
+        operands.append("{" + ",".join(f"${n}" for n in range(first, first + size)) + "}")
+        first += size
+    try:
+        constraints = [f"={REGISTER_CONSTRAINTS[t]}" for t in outputs] + [REGISTER_CONSTRAINTS[a.type] for a in arguments]
+    except KeyError as e:
+        raise fail(f"inline PTX '{text}': no register class for {e.args[0]}") from None
+    signature = ir.FunctionType(ir.LiteralStructType(outputs), [a.type for a in arguments])
+    result = emitter.builder.asm(signature, f"{text} {', '.join(operands)};", ",".join(constraints), arguments, False)
+    return [emitter.builder.extract_value(result, n) for n in range(len(outputs))]
+
+
 def absi(emitter: NvvmFunctionEmitter, op: math.AbsIOp) -> ir.Value:
     (value,) = emitter.operands(op)
     b = emitter.builder
@@ -248,8 +290,12 @@ NVVM_HANDLERS = {
     memref.StoreOp: bf16_store,
     arith.ExtFOp: float_conversion,
     arith.TruncFOp: float_conversion,
+    arith.BitcastOp: bf16_bitcast,
+    func.CallOp: inline_ptx,
 }
-ROUNDED_BY_PRODUCER = (arith.ConstantOp, memref.LoadOp, scf.ForOp, scf.IfOp, arith.SelectOp, math.AbsFOp, arith.NegfOp)
+ROUNDED_BY_PRODUCER = (
+    arith.ConstantOp, memref.LoadOp, scf.ForOp, scf.IfOp, arith.SelectOp, math.AbsFOp, arith.NegfOp, arith.BitcastOp,
+)
 """Ops whose bf16 results are bf16 already (constants, loaded, carried, selected, sign changes)."""
 
 

@@ -44,7 +44,12 @@ DEFAULT_MMA_BLOCK_SIZE = 128
 WARP = 32
 SHARED_MEMORY_SPACE = 3
 SHARED_BYTES_LIMIT = 48 * 1024
+GROUPED_ROWS = 8
+"""Output tile rows per group in a matmul's block order (bind_program_ids)."""
 NVVM_PREFIX = "llvm.nvvm."
+INLINE_PTX_PREFIX = "ptx."
+"""A private function named ptx.<instruction> is that PTX instruction, as inline assembly
+(the NVVM translation writes its operand list)."""
 SPECIAL_REGISTERS = ("ctaid.x", "tid.x")
 BARRIER = "llvm.nvvm.barrier0"
 INTRINSIC_TYPES: dict[str, tuple[tuple[Attribute, ...], tuple[Attribute, ...]]] = {
@@ -153,6 +158,28 @@ class GpuKernelLowering(ThreadMappedLowering):
             self.status_argument.name_hint = "status"
         return self.status_argument
 
+
+    def bind_program_ids(self, flat: SSAValue) -> None:
+        """Row-major program ids, except for a kernel with tile.mma over a grid of at least
+        GROUPED_ROWS x 2 output tiles: its blocks run in groups of GROUPED_ROWS tile rows,
+        column by column within a group, so the blocks resident at one time read a few
+        row panels of a and column panels of b, which then stay in L2."""
+        grid = self.kernel.grid_shape()
+        has_mma = any(isinstance(op, tile.MmaOp) for op in self.kernel.walk())
+        if not has_mma or len(grid) < 2 or grid[-2] <= GROUPED_ROWS or grid[-1] < 2:
+            super().bind_program_ids(flat)
+            return
+        rows, columns = grid[-2], grid[-1]
+        per_matrix = self.index(rows * columns)
+        batch = self.delinearize(self.emit(arith.DivUIOp(flat, per_matrix)), grid[:-2], wrap=True) if len(grid) > 2 else []
+        position = self.emit(arith.RemUIOp(flat, per_matrix))
+        per_group = self.index(GROUPED_ROWS * columns)
+        first_row = self.mul(self.emit(arith.DivUIOp(position, per_group)), self.index(GROUPED_ROWS))
+        group_rows = self.emit(arith.MinUIOp(self.emit(arith.SubiOp(self.index(rows), first_row)), self.index(GROUPED_ROWS)))
+        in_group = self.emit(arith.RemUIOp(position, per_group))
+        row = self.add(first_row, self.emit(arith.RemUIOp(in_group, group_rows)))
+        column = self.emit(arith.DivUIOp(in_group, group_rows))
+        self.program_ids = [*batch, row, column]
 
     # -- lazy tiles and deferred stores ------------------------------------------------
 

@@ -20,7 +20,9 @@ from xdsl.ir import SSAValue
 
 from strata.dialects import tile
 from strata.dialects.graph_base import is_float
+from strata.lowering.tile_to_gpu.fragments import MmaFragments, accumulator_layout
 from strata.lowering.tile_to_gpu.kernel import GPU_LOWERINGS, GpuKernelLowering
+from strata.lowering.tile_to_gpu.tensor_cores import tensor_core_mma
 from strata.lowering.tile_to_gpu.threads import MicroTiles
 from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values, register_tile_in
 from strata.lowering.tile_to_loops.kernel import BufferTile, LoadedTile, Tile
@@ -84,14 +86,17 @@ def accumulate(k: GpuKernelLowering, layout: MicroTiles, a_staged: SSAValue, b_s
 
 
 def _mma(k: GpuKernelLowering, op: tile.MmaOp) -> None:
-    """acc += a @ b (see the module docstring)."""
+    """acc += a @ b (see the module docstring; tensor_cores.py where the mma qualifies)."""
     a, b, acc = (k.tile_of(v) for v in (op.a, op.b, op.acc))
     a, b = (k.spill(t, v.type.get_shape(), v.type.element_type) if register_tile_in(t) else t
             for t, v in ((a, op.a), (b, op.b)))  # fmt: skip
     shape = op.acc.type.get_shape()
     lead = len(shape) - 2
     element = op.acc.type.element_type
-    layout = MicroTiles.of(shape, k.block_size)
+    layout = accumulator_layout(op, k.block_size)
+    if isinstance(layout, MmaFragments):
+        tensor_core_mma(k, op, layout)
+        return
     m, k_extent, n = a.extents[-2], a.extents[-1], b.extents[-1]
     extents = [*acc.extents[:lead], m, n]
     if layout.active < k.block_size:

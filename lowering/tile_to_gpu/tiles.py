@@ -11,7 +11,8 @@ from xdsl.ir import SSAValue
 
 from strata.dialects import tile
 from strata.lowering.tile_builder import contiguous_strides
-from strata.lowering.tile_to_gpu.threads import MicroTiles, ThreadMappedLowering
+from strata.lowering.tile_to_gpu.fragments import AccumulatorLayout, accumulator_layout
+from strata.lowering.tile_to_gpu.threads import ThreadMappedLowering
 from strata.lowering.tile_to_loops.kernel import MappedTile, Tile
 from strata.lowering.tile_to_loops.mma import yielded_in_place
 
@@ -45,7 +46,7 @@ class RegisterTile(Tile):
     """An accumulator in registers: the values of this thread's cells of `layout`."""
 
     values: list[SSAValue]
-    layout: MicroTiles
+    layout: AccumulatorLayout
     extents: list[SSAValue]
 
 
@@ -62,7 +63,7 @@ def register_tile_in(value: Tile) -> RegisterTile | None:
     return None
 
 
-def cell_values(k: ThreadMappedLowering, value: Tile, layout: MicroTiles) -> list[SSAValue]:
+def cell_values(k: ThreadMappedLowering, value: Tile, layout: AccumulatorLayout) -> list[SSAValue]:
     """This thread's cells of `value` (read in bounds; cells outside its extent are junk
     that no store will keep)."""
     if isinstance(value, RegisterTile) and value.layout == layout:
@@ -75,7 +76,7 @@ def cell_values(k: ThreadMappedLowering, value: Tile, layout: MicroTiles) -> lis
     return values
 
 
-def carried_in_registers(k: ThreadMappedLowering, arg: SSAValue) -> MicroTiles | None:
+def carried_in_registers(k: ThreadMappedLowering, arg: SSAValue) -> AccumulatorLayout | None:
     """The layout a loop-carried tile keeps in registers: when its one use is the
     accumulator of an mma yielded back in its place, and the tile has a cell per thread."""
     uses = list(arg.uses)
@@ -84,5 +85,5 @@ def carried_in_registers(k: ThreadMappedLowering, arg: SSAValue) -> MicroTiles |
     mma = uses[0].operation
     if mma.acc is not arg or not yielded_in_place(mma):
         return None
-    layout = MicroTiles.of(arg.type.get_shape(), k.block_size)
+    layout = accumulator_layout(mma, k.block_size)
     return layout if layout.active == k.block_size else None

@@ -1,0 +1,76 @@
+"""Tile shapes for tensor-core matmuls: bf16 square matmuls under pipeline variants
+(lower-graph-to-tile's matmul_16bit_scale and matmul_k, lower-tile-to-gpu's mma_block_size)
+against torch.matmul (cuBLAS), same card, same run. The GPU pipeline's defaults come from here.
+
+    python benchmarks/gpu_matmul_tiles.py [--sizes 2048 4096 8192] [--variants 1:128:32 2:256:32]
+
+A variant is scale:threads:k. Times are CUDA-event means (see gpu_kernels.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def pipeline(scale: int, threads: int, k: int) -> str:
+    return (
+        "fuse-patterns,canonicalize,cse,fuse-elementwise,"
+        f"lower-graph-to-tile{{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k={k} dot_k=32 "
+        f"matmul_bytes=40960 matmul_min_tiles=132 pretranspose_rows=256 matmul_16bit_scale={scale} "
+        "fused_attention=false},token-dce,dedupe-kernels,"
+        f"lower-tile-to-gpu{{mma_block_size={threads}}},plan-memory,verify-memory-plan"
+    )
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--sizes", nargs="+", type=int, default=[2048, 4096, 8192])
+    p.add_argument("--variants", nargs="+", default=["1:128:32", "2:128:32", "2:256:32", "2:256:64", "2:128:64"])
+    p.add_argument("--repeat", type=int, default=20)
+    args = p.parse_args(argv)
+
+    import ml_dtypes
+    import torch
+    from numba import cuda
+
+    import strata
+    from gpu_kernels import event_time
+    from strata.targets.cuda import GpuPipelinePass
+
+    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}")
+    rng = np.random.default_rng(0)
+    default_steps = GpuPipelinePass.STEPS
+    for n in args.sizes:
+        a = rng.standard_normal((n, n), dtype=np.float32).astype(ml_dtypes.bfloat16)
+        b = rng.standard_normal((n, n), dtype=np.float32).astype(ml_dtypes.bfloat16)
+        ta, tb = (torch.from_numpy(x.astype(np.float32)).cuda().to(torch.bfloat16) for x in (a, b))
+        want = torch.matmul(ta, tb).float().cpu().numpy()
+        t = event_time(lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize,
+                       lambda x, y: x.elapsed_time(y), lambda: torch.matmul(ta, tb), args.repeat) / 1e0
+        print(f"bf16 {n}^3 torch {t * 1e3:8.4f} ms {2 * n**3 / t / 1e12:6.1f} TFLOP/s")
+        for variant in args.variants:
+            scale, threads, k = (int(x) for x in variant.split(":"))
+            GpuPipelinePass.STEPS = pipeline(scale, threads, k)
+            try:
+                g = strata.Graph("matmul")
+                g.output(g.input("a", (n, n), "bf16") @ g.input("b", (n, n), "bf16"))
+                exe = strata.compile(g.build(), target="cuda").run
+                got = exe(a, b)[0].astype(np.float32)
+                error = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+                exe.set_inputs(a, b)
+                s = event_time(cuda.event, cuda.synchronize, cuda.event_elapsed_time, exe.launch, args.repeat)
+                print(f"  {variant:10} strata {s * 1e3:8.4f} ms {2 * n**3 / s / 1e12:6.1f} TFLOP/s  "
+                      f"{t / s:5.2f} of cuBLAS  max rel err {error:.1e}")
+            finally:
+                GpuPipelinePass.STEPS = default_steps
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""tile.mma on tensor cores (see fragments.py for which mma qualifies and the accumulator's
+layout): bf16/f16 operands staged in shared memory as 32-bit words of two elements adjacent
+along k, an f32 accumulator in registers, `mma.sync.aligned.m16n8k16` per 16 x 8 x 16 step.
+
+Staging. a ([1.., m, kt]) becomes words a_words[i][w] = (a[i][2w], a[i][2w + 1]) and b
+([1.., kt, n]) words b_words[w][j] = (b[2w][j], b[2w + 1][j]), the lower k in the low
+half: exactly the pairs a fragment register holds. Elements outside the tile's extent are
+staged as zero, so the last, partial k tile multiplies whole 16-deep steps. Rows are
+padded so that a warp's fragment loads hit 32 different banks: a row of a_words is
+4 x (odd) words long, a row of b_words 8 x (odd). The copy walks the source's contiguous
+axis fastest, so global reads coalesce for transposed operands too.
+
+Per 16-deep step each warp loads the a fragments of its instruction rows (four words:
+rows g and g + 8, words t and t + 4 of the step, g = lane // 4, t = lane % 4) and the b
+fragments of its instruction columns (words t and t + 4 at column g), then runs one
+mma.sync per instruction tile. The instruction is inline PTX (`func.call @ptx.mma...`, see
+the NVVM translation): it rounds nothing (products of 16-bit values are exact in f32), so
+results differ from the fma path only by the order of the f32 additions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import BFloat16Type, FloatAttr, IntegerAttr, f32, i16, i32
+from xdsl.ir import Attribute, SSAValue
+
+from strata.dialects import tile
+from strata.lowering.tile_to_gpu.fragments import INSTRUCTION_K, MmaFragments, tensor_core_element
+from strata.lowering.tile_to_gpu.kernel import INLINE_PTX_PREFIX, GpuKernelLowering
+from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values, register_tile_in
+from strata.lowering.tile_to_loops.kernel import LoadedTile, Tile
+
+WORDS_PER_STEP = INSTRUCTION_K // 2
+"""32-bit words along k per instruction step (two 16-bit elements each)."""
+
+
+def instruction(element: Attribute) -> str:
+    kind = "bf16" if isinstance(element, BFloat16Type) else "f16"
+    return f"{INLINE_PTX_PREFIX}mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32"
+
+
+def a_padding(words: int) -> int:
+    """Pad a row of a_words to 4 x (odd) words: the eight rows g of a fragment load start
+    in eight different groups of four banks."""
+    return 4 if (words // 4) % 2 == 0 else 0
+
+
+def b_padding(columns: int) -> int:
+    """Pad a row of b_words to 8 x (odd) words: the four rows t start in different groups of eight banks."""
+    return 8 if (columns // 8) % 2 == 0 else 0
+
+
+def element_bits(k: GpuKernelLowering, value: Tile, indices: list[SSAValue], shape: Sequence[int], element) -> SSAValue:
+    """The bits of value[indices] as the low half of an i32: zero outside the extent."""
+    clamped = list(indices)
+    inside = k.clamp(clamped, value.extents, shape)
+    x = k.read(value, clamped)
+    if inside is not None:
+        zero = k.emit(arith.ConstantOp(FloatAttr(0.0, element)))
+        x = k.emit(arith.SelectOp(inside, x, zero))
+    return k.emit(arith.ExtUIOp(k.emit(arith.BitcastOp(x, i16)), i32))
+
+
+def stage_words(k: GpuKernelLowering, value: Tile, shape: Sequence[int], element, k_axis: int) -> SSAValue:
+    """The 16-bit matrix tile `value` ([1.., rows, cols]) in shared memory as words of
+    two elements adjacent along `k_axis` (0 for b, 1 for a; see the module docstring)."""
+    *lead, rows, cols = shape
+    words = [rows, cols // 2] if k_axis == 1 else [rows // 2, cols]
+    padding = a_padding(words[1]) if k_axis == 1 else b_padding(words[1])
+    staged = k.shared_alloca([words[0], words[1] + padding], i32)
+    strides = value.view.get_strides() if isinstance(value, LoadedTile) else None
+    transposed = strides is not None and strides[-1] != 1 and strides[-2] == 1
+    order = [1, 0] if transposed else [0, 1]
+    zeros = [k.index(0)] * len(lead)
+
+    def copy(walked: list[SSAValue]) -> None:
+        word = [None, None]
+        for position, axis in enumerate(order):
+            word[axis] = walked[position]
+        low = list(word)
+        low[k_axis] = k.mul(word[k_axis], k.index(2))
+        high = list(low)
+        high[k_axis] = k.add(low[k_axis], k.index(1))
+        low_bits, high_bits = (element_bits(k, value, [*zeros, *at], shape, element) for at in (low, high))
+        packed = k.emit(arith.OrIOp(low_bits, k.emit(arith.ShLIOp(high_bits, k.emit(arith.ConstantOp(IntegerAttr(16, i32)))))))
+        k.note_write(staged, word, None)
+        k.effect(lambda: k.emit(memref.StoreOp.get(packed, staged, word)))
+
+    walked_shape = [words[axis] for axis in order]
+    k.thread_loop(walked_shape, [k.index(size) for size in walked_shape], copy)
+    return staged
+
+
+def warp_steps(k: GpuKernelLowering, layout: MmaFragments, a_words: SSAValue, b_words: SSAValue,
+               depth: int, name: str, start: list[SSAValue]) -> list[SSAValue]:
+    """This thread's accumulator registers after `depth` (a multiple of 16) steps of k."""
+    k.note_read(a_words, (), None)
+    k.note_read(b_words, (), None)
+    warp_row, warp_column, group, thread_in_group = layout.lane_origin(k)
+    row = k.add(warp_row, group)
+    column = k.add(warp_column, group)
+    sums = list(start)
+    signature = ((i32,) * 6 + (f32,) * 4, (f32,) * 4)
+    for step in range(depth // INSTRUCTION_K):
+        first = k.add(thread_in_group, k.index(step * WORDS_PER_STEP))
+        second = k.add(first, k.index(4))
+        a_fragments = [
+            [k.emit(memref.LoadOp.get(a_words, [k.add(row, k.index(16 * tm + rows)), w]))
+             for rows, w in ((0, first), (8, first), (0, second), (8, second))]
+            for tm in range(layout.tiles_m)
+        ]  # fmt: skip
+        b_fragments = [
+            [k.emit(memref.LoadOp.get(b_words, [w, k.add(column, k.index(8 * tn))])) for w in (first, second)]
+            for tn in range(layout.tiles_n)
+        ]
+        for tm in range(layout.tiles_m):
+            for tn in range(layout.tiles_n):
+                at = 4 * (tm * layout.tiles_n + tn)
+                call = k.call(name, [*a_fragments[tm], *b_fragments[tn], *sums[at:at + 4]], signature)
+                sums[at:at + 4] = call.owner.results
+    return sums
+
+
+def tensor_core_mma(k: GpuKernelLowering, op: tile.MmaOp, layout: MmaFragments) -> None:
+    """acc += a @ b on tensor cores (see the module docstring)."""
+    element = tensor_core_element(op)
+    sources = []
+    for operand in (op.a, op.b):
+        narrow = operand.owner.inputs[0]
+        value = k.tile_of(narrow)
+        if register_tile_in(value) is not None:
+            value = k.spill(value, narrow.type.get_shape(), element)
+        sources.append((value, narrow.type.get_shape()))
+    (a, a_shape), (b, b_shape) = sources
+    acc = k.tile_of(op.acc)
+    lead = len(layout.shape) - 2
+    extents = [*acc.extents[:lead], a.extents[-2], b.extents[-1]]
+    start = cell_values(k, acc, layout)
+    a_words = stage_words(k, a, a_shape, element, k_axis=1)
+    b_words = stage_words(k, b, b_shape, element, k_axis=0)
+    sums: list[SSAValue] = []
+    code, accesses = k.block_code(
+        lambda: sums.extend(warp_steps(k, layout, a_words, b_words, a_shape[-1], instruction(element), start))
+    )
+    k.place_inline(code, accesses)
+    k.values[op.result] = RegisterTile(sums, layout, extents)

@@ -1,0 +1,94 @@
+"""Tensor cores for bf16/f16 matmuls on the GPU (lowering/tile_to_gpu/tensor_cores.py).
+
+Without a GPU: which mma takes the tensor-core path (16-bit operands, tiles of whole
+16 x 8 x 16 instruction steps), the fragment layout's warp grid, and PTX from libNVVM that
+ptxas takes for sm_80 and sm_90. With a GPU: results against the reference interpreter at
+odd sizes, partial k tiles, batches, transposed operands and fused epilogues.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from programs import single_op, ttype
+from targets import ptxas
+from test_gpu import check_on_gpu, inputs_for, lower, needs_gpu, needs_ptx_tools, ptx_of
+
+from strata.lowering.tile_to_gpu.fragments import MmaFragments
+
+BF16_MMA = "ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+F16_MMA = "ptx.mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+
+
+def matmul(m: int, k: int, n: int, dtype: str, batch: tuple[int, ...] = (), props: str = "") -> str:
+    a_shape = (*batch, k, m) if "transpose_a" in props else (*batch, m, k)
+    b_shape = (k, n) if "transpose_b" not in props else (n, k)
+    return single_op("graph.matmul", [(a_shape, dtype), (b_shape, dtype)], ((*batch, m, n), dtype), props)
+
+
+def matmul_bias_gelu(m: int, k: int, n: int, dtype: str) -> str:
+    a, w, bias, out = ttype((m, k), dtype), ttype((k, n), dtype), ttype((n,), dtype), ttype((m, n), dtype)
+    return f"""func.func @main(%a: {a}, %w: {w}, %bias: {bias}) -> {out} {{
+  %0 = "graph.matmul"(%a, %w) : ({a}, {w}) -> {out}
+  %1 = "graph.add"(%0, %bias) : ({out}, {bias}) -> {out}
+  %2 = "graph.gelu"(%1) : ({out}) -> {out}
+  func.return %2 : {out}
+}}
+"""
+
+
+def test_warp_grid_minimizes_fragment_loads():
+    assert MmaFragments.of((64, 64), 128) == MmaFragments((64, 64), 2, 2)
+    assert MmaFragments.of((1, 128, 128), 256) == MmaFragments((1, 128, 128), 2, 4)
+    assert MmaFragments.of((16, 64), 128) == MmaFragments((16, 64), 1, 4)
+    assert MmaFragments.of((16, 16), 128) is None  # four warps cannot share one 16 x 16 tile
+    assert MmaFragments.of((256, 256), 128) is None  # 512 accumulator registers per thread
+
+
+@pytest.mark.parametrize("dtype, instruction", [("bf16", BF16_MMA), ("f16", F16_MMA)])
+def test_16_bit_matmul_lowers_to_mma_sync(dtype, instruction):
+    lowered = str(lower(matmul(100, 48, 72, dtype)))
+    assert instruction in lowered
+    assert "math.fma" not in lowered
+
+
+@pytest.mark.parametrize(
+    "text",
+    [matmul(64, 64, 64, "f32"), matmul(9, 40, 7, "bf16"), matmul(64, 8, 64, "bf16")],
+    ids=["f32", "bf16-tile-smaller-than-the-warps", "bf16-k-below-16"],
+)
+def test_other_matmuls_keep_the_fma_path(text):
+    lowered = str(lower(text))
+    assert "ptx.mma" not in lowered and "math.fma" in lowered
+
+
+@needs_ptx_tools
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_tensor_core_ptx_is_accepted_by_ptxas(dtype, arch):
+    ptx = ptx_of(matmul_bias_gelu(100, 200, 72, dtype), arch)
+    assert f"mma.sync.aligned.m16n8k16.row.col.f32.{dtype}.{dtype}.f32" in ptx
+    ptxas(ptx, arch)
+
+
+GPU_CASES = {
+    "odd-17x33x40": matmul(17, 33, 40, "bf16"),
+    "partial-k-100x200x72": matmul(100, 200, 72, "bf16"),
+    "f16-100x48x72": matmul(100, 48, 72, "f16"),
+    "square-256": matmul(256, 256, 256, "bf16"),
+    "long-k-64x1000x96": matmul(64, 1000, 96, "f16"),
+    "batched-3x40x48x24": matmul(40, 48, 24, "bf16", batch=(3,)),
+    "transposed-a": matmul(65, 48, 80, "bf16", props="transpose_a = true"),
+    "transposed-b": matmul(65, 48, 80, "f16", props="transpose_b = true"),
+    "epilogue-bias-gelu": matmul_bias_gelu(96, 160, 130, "bf16"),
+    "large-1024": matmul(1024, 1024, 1024, "bf16"),
+}
+
+
+@needs_gpu
+@pytest.mark.parametrize("case", list(GPU_CASES))
+def test_tensor_core_matmul_on_gpu(case):
+    text = GPU_CASES[case]
+    assert "ptx.mma" in str(lower(text))
+    check_on_gpu(text, inputs_for(text, case, np.random.default_rng(11)))
