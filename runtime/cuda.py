@@ -21,7 +21,8 @@ size (gpu.block_size: 256 threads, 128 for mma kernels), and copies the results 
 Inputs may also be device arrays: any object with `__cuda_array_interface__` (torch CUDA
 tensors, CuPy, Numba device arrays) or DLPack on a CUDA device (JAX, ...; through
 cuda-core's StridedMemoryView), C-contiguous, of the argument's shape and dtype, is read
-in place (zero copy: its pointer goes into the launch arguments). `run_on_device`
+in place (zero copy: its pointer goes into the launch arguments) when it is 16-byte aligned,
+else copied into the input's buffer on the device first. `run_on_device`
 returns the results as Numba device arrays (views of the arenas, valid until the next call).
 
 Kernels with range checks (embedding ids, cross-entropy labels) write 1 into the
@@ -110,6 +111,11 @@ def is_device_array(value: object) -> bool:
         return True
     device = getattr(value, "__dlpack_device__", None)
     return device is not None and device()[0] in DLPACK_CUDA_DEVICES
+
+
+DEVICE_ALIGNMENT = 16
+"""Device-array inputs at an address not a multiple of this are copied into the bound
+input buffer: tensor-core kernels read 16-byte chunks (cp.async)."""
 
 
 @dataclass
@@ -288,9 +294,10 @@ class CudaExecutable:
                 continue
             device = self._device_input(i, arg)
             pointers[i] = device.pointer
-            if i in self.results:
-                # The program returns this input as it is: its result is read from the bound
-                # input buffer, so the device array is copied there (device to device).
+            if i in self.results or device.pointer % DEVICE_ALIGNMENT:
+                # The program returns this input as it is (its result is read from the bound
+                # input buffer), or the array is not aligned for the kernels' 16-byte copies
+                # (a view at an odd offset): it is copied there (device to device).
                 source = self.cuda.from_cuda_array_interface(device.interface, owner=device.owner)
                 if math.prod(device.shape):
                     self.inputs[i].copy_to_device(source.reshape(math.prod(device.shape)).view(copied_as(device.dtype)))

@@ -15,6 +15,7 @@ from programs import single_op, ttype
 from targets import ptxas
 from test_gpu import check_on_gpu, inputs_for, lower, needs_gpu, needs_ptx_tools, ptx_of
 
+import strata
 from strata.lowering.tile_to_gpu.fragments import MmaFragments
 
 BF16_MMA = "ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
@@ -92,3 +93,35 @@ def test_tensor_core_matmul_on_gpu(case):
     text = GPU_CASES[case]
     assert "ptx.mma" in str(lower(text))
     check_on_gpu(text, inputs_for(text, case, np.random.default_rng(11)))
+
+
+@pytest.mark.parametrize(
+    "case, pipelined",
+    [("square-256", True), ("partial-k-100x200x72", True), ("batched-3x40x48x24", True), ("long-k-64x1000x96", True),
+     ("odd-17x33x40", False), ("transposed-a", False), ("transposed-b", False), ("epilogue-bias-gelu", False)],
+)  # fmt: skip
+def test_aligned_operands_take_the_cp_async_pipeline(case, pipelined):
+    """Rows of 16-byte chunks (a along k, b along n, lengths and strides multiples of 8
+    elements) run the two-stage cp.async loop; anything else stages element by element."""
+    lowered = str(lower(GPU_CASES[case]))
+    assert ("ptx.cp.async.cg.shared.global.16" in lowered) == pipelined
+    assert ("ptx.ldmatrix" in lowered) == pipelined
+    assert "ptx.mma.sync" in lowered
+
+
+@needs_gpu
+def test_misaligned_device_input_is_copied_not_read_in_place():
+    """A torch view 2 bytes into its storage cannot feed 16-byte cp.async copies: the
+    runtime copies it to the aligned input buffer first, and the results stay right."""
+    torch = pytest.importorskip("torch")
+    text = GPU_CASES["square-256"]
+    inputs = inputs_for(text, "square-256", np.random.default_rng(12))
+    (want,) = strata.interpret(text, *inputs)
+    exe = strata.compile(text, target="cuda")
+    storage = torch.zeros(256 * 256 + 1, dtype=torch.bfloat16, device="cuda")
+    view = storage[1:].view(256, 256)
+    view.copy_(torch.from_numpy(inputs[0].astype(np.float32)).to(torch.bfloat16))
+    assert view.data_ptr() % 16 == 2
+    (got,) = exe(view, inputs[1])
+    np.testing.assert_array_equal(got.astype(np.float32), exe(*inputs)[0].astype(np.float32))
+    assert np.max(np.abs(got.astype(np.float32) - want.astype(np.float32))) <= 0.02 * np.max(np.abs(want.astype(np.float32)))

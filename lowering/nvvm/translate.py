@@ -237,35 +237,54 @@ def bf16_bitcast(emitter: NvvmFunctionEmitter, op: arith.BitcastOp) -> ir.Value:
     return b.bitcast(value, emitter.scalar_type(op.result.type))
 
 
-INLINE_PTX_GROUPS = {"mma.sync.aligned.": (4, 2, 4)}
-"""How the inputs of an inline PTX instruction are grouped in braces, after its outputs'
-group (mma: the a, b and c fragments)."""
-REGISTER_CONSTRAINTS = {FLOAT: "f", I32: "r"}
+def mma_template(kind: str) -> str:
+    return f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, {{$10,$11,$12,$13}};"
+
+
+INLINE_PTX = {
+    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32": mma_template("bf16"),
+    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32": mma_template("f16"),
+    "ldmatrix.sync.aligned.m8n8.x4.shared.b16": "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0,$1,$2,$3}, [$4];",
+    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16": "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0,$1,$2,$3}, [$4];",
+    "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16": "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0,$1}, [$2];",
+    "cp.async.cg.shared.global.16": "cp.async.cg.shared.global [$0], [$1], 16, $2;",
+    "cp.async.commit_group": "cp.async.commit_group;",
+    "cp.async.wait_group.1": "cp.async.wait_group 1;",
+}
+"""The PTX a call of @ptx.<name> stands for: $n are its results, then its operands (an
+address is an i32 in shared memory, an index (i64) in global memory)."""
+PURE_PTX = ("mma.",)
+"""Instructions without memory effects; every other one is a volatile asm that clobbers memory."""
+REGISTER_CONSTRAINTS = {FLOAT: "f", I32: "r", ir.IntType(64): "l"}
 
 
 def inline_ptx(emitter: NvvmFunctionEmitter, op: func.CallOp) -> ir.Value | list[ir.Value] | None:
-    """A call of @ptx.<instruction> is that instruction as inline assembly, its results
-    the outputs' braced group, its operands the following groups (INLINE_PTX_GROUPS)."""
+    """A call of @ptx.<name> is the instruction INLINE_PTX[name] as inline assembly."""
     callee = op.callee.string_value()
     if not callee.startswith(INLINE_PTX_PREFIX):
         return call(emitter, op)
-    text = callee.removeprefix(INLINE_PTX_PREFIX)
-    groups = next((g for prefix, g in INLINE_PTX_GROUPS.items() if text.startswith(prefix)), None)
+    name = callee.removeprefix(INLINE_PTX_PREFIX)
+    if name not in INLINE_PTX:
+        raise fail(f"unknown inline PTX instruction '{name}'")
+    b = emitter.builder
     arguments = emitter.operands(op)
+    constraints = [REGISTER_CONSTRAINTS[a.type] for a in arguments]
     outputs = [emitter.scalar_type(r.type) for r in op.results]
-    if groups is None or sum(groups) != len(arguments) or not outputs:
-        raise fail(f"unknown inline PTX instruction '{text}' with {len(arguments)} operands")
-    sizes, operands, first = [len(outputs), *groups], [], 0
-    for size in sizes:
-        operands.append("{" + ",".join(f"${n}" for n in range(first, first + size)) + "}")
-        first += size
-    try:
-        constraints = [f"={REGISTER_CONSTRAINTS[t]}" for t in outputs] + [REGISTER_CONSTRAINTS[a.type] for a in arguments]
-    except KeyError as e:
-        raise fail(f"inline PTX '{text}': no register class for {e.args[0]}") from None
-    signature = ir.FunctionType(ir.LiteralStructType(outputs), [a.type for a in arguments])
-    result = emitter.builder.asm(signature, f"{text} {', '.join(operands)};", ",".join(constraints), arguments, False)
-    return [emitter.builder.extract_value(result, n) for n in range(len(outputs))]
+    constraints = [f"={REGISTER_CONSTRAINTS[t]}" for t in outputs] + constraints
+    pure = name.startswith(PURE_PTX)
+    if not pure:
+        constraints.append("~{memory}")
+    result_type = ir.LiteralStructType(outputs) if len(outputs) > 1 else (outputs[0] if outputs else ir.VoidType())
+    signature = ir.FunctionType(result_type, [a.type for a in arguments])
+    result = b.asm(signature, INLINE_PTX[name], ",".join(constraints), arguments, side_effect=not pure)
+    if len(outputs) > 1:
+        return [b.extract_value(result, n) for n in range(len(outputs))]
+    return result if outputs else None
+
+
+def pointer_as_index(emitter: NvvmFunctionEmitter, op: memref.ExtractAlignedPointerAsIndexOp) -> ir.Value:
+    """A buffer's address: in its own state space (a shared buffer's fits 32 bits)."""
+    return emitter.builder.ptrtoint(emitter.values[op.source], ir.IntType(64))
 
 
 def absi(emitter: NvvmFunctionEmitter, op: math.AbsIOp) -> ir.Value:
@@ -292,6 +311,7 @@ NVVM_HANDLERS = {
     arith.TruncFOp: float_conversion,
     arith.BitcastOp: bf16_bitcast,
     func.CallOp: inline_ptx,
+    memref.ExtractAlignedPointerAsIndexOp: pointer_as_index,
 }
 ROUNDED_BY_PRODUCER = (
     arith.ConstantOp, memref.LoadOp, scf.ForOp, scf.IfOp, arith.SelectOp, math.AbsFOp, arith.NegfOp, arith.BitcastOp,

@@ -32,6 +32,8 @@ from strata.lowering.tile_to_gpu.kernel import INLINE_PTX_PREFIX, GpuKernelLower
 from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values, register_tile_in
 from strata.lowering.tile_to_loops.kernel import LoadedTile, Tile
 
+MMA_SIGNATURE = ((i32,) * 6 + (f32,) * 4, (f32,) * 4)
+"""mma.sync m16n8k16 with 16-bit operands: four a and two b words, four f32 accumulators in and out."""
 WORDS_PER_STEP = INSTRUCTION_K // 2
 """32-bit words along k per instruction step (two 16-bit elements each)."""
 
@@ -102,7 +104,6 @@ def warp_steps(k: GpuKernelLowering, layout: MmaFragments, a_words: SSAValue, b_
     row = k.add(warp_row, group)
     column = k.add(warp_column, group)
     sums = list(start)
-    signature = ((i32,) * 6 + (f32,) * 4, (f32,) * 4)
     for step in range(depth // INSTRUCTION_K):
         first = k.add(thread_in_group, k.index(step * WORDS_PER_STEP))
         second = k.add(first, k.index(4))
@@ -118,7 +119,7 @@ def warp_steps(k: GpuKernelLowering, layout: MmaFragments, a_words: SSAValue, b_
         for tm in range(layout.tiles_m):
             for tn in range(layout.tiles_n):
                 at = 4 * (tm * layout.tiles_n + tn)
-                call = k.call(name, [*a_fragments[tm], *b_fragments[tn], *sums[at:at + 4]], signature)
+                call = k.call(name, [*a_fragments[tm], *b_fragments[tn], *sums[at:at + 4]], MMA_SIGNATURE)
                 sums[at:at + 4] = call.owner.results
     return sums
 

@@ -1,11 +1,16 @@
 // lower-tile-to-gpu on tensor cores: a matmul of bf16 (or f16) operands with an f32
 // accumulator (lower-graph-to-tile widens 16-bit operands with a tile.map of arith.extf)
-// stages a and b in shared memory as i32 words of two elements adjacent along k, and runs
-// one inline-PTX mma.sync.m16n8k16 per 16 x 8 instruction tile and 16-deep k step. Here
-// a 64x64 output tile, k tiles of 32, 128 threads: a 2x2 grid of warps, each a 32x32 part
-// (2x4 instruction tiles, two k steps: 16 mma per k tile). No fma: the products are exact
-// in f32. The program ids are grouped (8 tile rows at a time, column by column) for L2.
-// The f32 matmul of @single keeps the CUDA-core path (fma, no mma).
+// runs one inline-PTX mma.sync.m16n8k16 per 16 x 8 instruction tile and 16-deep k step.
+// Here 64x64 output tiles, k tiles of 32, 128 threads: a 2x2 grid of warps, each a 32x32
+// part (2x4 instruction tiles, two k steps: 16 mma per k tile). No fma: the products are
+// exact in f32. The program ids are grouped (8 tile rows at a time, column by column) for L2.
+//
+// @main: rows of 16-byte-aligned chunks, so the k loop is a two-stage cp.async pipeline:
+// two stages of a (2 x 64 rows of 32 + 8 padding) and b (2 x 32 rows of 64 + 8) in shared
+// memory, the first stage issued before the loop, each step issuing the next, waiting for
+// the current, one barrier, ldmatrix fragments (x4 for a, x4.trans for b), the mma, one
+// barrier. @odd: k = 100 is no multiple of 8 elements, so the operands are staged element
+// by element as packed k-pairs (i32 words) instead. @single: f32 keeps the fma path.
 // RUN: strata-opt %s -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 matmul_min_tiles=132},token-dce,lower-tile-to-gpu" | filecheck %s
 // RUN: strata-translate %s --emit=ptx --arch sm_80 | filecheck %s --check-prefix=PTX
 
@@ -14,31 +19,58 @@ func.func @main(%a: tensor<1024x96xbf16>, %b: tensor<96x1024xbf16>) -> tensor<10
   func.return %0 : tensor<1024x1024xbf16>
 }
 
-// CHECK-LABEL: func.func @main_matmul_0
-// CHECK-SAME:    gpu.block_size = 128
-// CHECK-SAME:    tile.grid = array<i64: 16, 16>
-// CHECK-DAG:     memref.alloca() {alignment = 16 : i64} : memref<64x20xi32, 3 : i64>
-// CHECK-DAG:     memref.alloca() {alignment = 16 : i64} : memref<16x72xi32, 3 : i64>
-// CHECK:         %{{.*}} = arith.minui
-// CHECK:         scf.for
-// CHECK:           arith.bitcast %{{.*}} : bf16 to i16
-// CHECK:           memref.store %{{.*}} : memref<64x20xi32, 3 : i64>
-// CHECK:           func.call @llvm.nvvm.barrier0()
-// CHECK-COUNT-16:  func.call @ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// CHECK-NOT:       math.fma
-
-// PTX:     .target sm_80
-// PTX:     .entry main_matmul_0
-// PTX:     mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// PTX:     .entry single_matmul_0
-// PTX-NOT: mma.sync
+func.func @odd(%a: tensor<1024x100xf16>, %b: tensor<100x1024xf16>) -> tensor<1024x1024xf16> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<1024x100xf16>, tensor<100x1024xf16>) -> tensor<1024x1024xf16>
+  func.return %0 : tensor<1024x1024xf16>
+}
 
 func.func @single(%a: tensor<64x96xf32>, %b: tensor<96x64xf32>) -> tensor<64x64xf32> {
   %0 = "graph.matmul"(%a, %b) : (tensor<64x96xf32>, tensor<96x64xf32>) -> tensor<64x64xf32>
   func.return %0 : tensor<64x64xf32>
 }
 
+// CHECK-LABEL: func.func @main_matmul_0
+// CHECK-SAME:    gpu.block_size = 128
+// CHECK-SAME:    tile.grid = array<i64: 16, 16>
+// CHECK-DAG:     memref.alloca() {alignment = 16 : i64} : memref<64x72xbf16, 3 : i64>
+// CHECK-DAG:     memref.alloca() {alignment = 16 : i64} : memref<128x40xbf16, 3 : i64>
+// CHECK:         %{{.*}} = arith.minui
+// CHECK:         func.call @ptx.cp.async.cg.shared.global.16
+// CHECK:         func.call @ptx.cp.async.commit_group()
+// CHECK:         scf.for
+// CHECK:           scf.if
+// CHECK:             func.call @ptx.cp.async.cg.shared.global.16
+// CHECK:           func.call @ptx.cp.async.commit_group()
+// CHECK-NEXT:      func.call @ptx.cp.async.wait_group.1()
+// CHECK-NEXT:      func.call @llvm.nvvm.barrier0()
+// CHECK:           func.call @ptx.ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK:           func.call @ptx.ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// CHECK-COUNT-16:  func.call @ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK-NEXT:      func.call @llvm.nvvm.barrier0()
+// CHECK-NEXT:      scf.yield
+
+// CHECK-LABEL: func.func @odd_matmul_0
+// CHECK-DAG:     memref.alloca() {alignment = 16 : i64} : memref<64x20xi32, 3 : i64>
+// CHECK-DAG:     memref.alloca() {alignment = 16 : i64} : memref<16x72xi32, 3 : i64>
+// CHECK-NOT:     cp.async
+// CHECK:         scf.for
+// CHECK:           arith.bitcast %{{.*}} : f16 to i16
+// CHECK:           memref.store %{{.*}} : memref<64x20xi32, 3 : i64>
+// CHECK:           func.call @llvm.nvvm.barrier0()
+// CHECK-COUNT-16:  func.call @ptx.mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-NOT:       math.fma
+
 // CHECK-LABEL: func.func @single_matmul_0
 // CHECK-NOT:     ptx.mma
 // CHECK:         math.fma
-// CHECK:       func.func private @ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> (f32, f32, f32, f32)
+
+// PTX:     .target sm_80
+// PTX:     .entry main_matmul_0
+// PTX:     cp.async.cg.shared.global
+// PTX:     ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX:     mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX:     .entry odd_matmul_0
+// PTX-NOT: cp.async
+// PTX:     mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// PTX:     .entry single_matmul_0
+// PTX-NOT: mma.sync

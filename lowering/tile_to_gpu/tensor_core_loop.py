@@ -1,0 +1,241 @@
+"""A matmul's k loop on tensor cores as a two-stage asynchronous pipeline.
+
+The tile IR of a matmul kernel (lower-graph-to-tile) is a loop
+
+    %acc = scf.for %kt = 0 to %steps iter_args(%c = %zero) {
+      %a = tile.load_view_tko %pa[.., %row, %kt]   %wa = tile.map %a { arith.extf }
+      %b = tile.load_view_tko %pb[.., %kt, %col]   %wb = tile.map %b { arith.extf }
+      scf.yield (tile.mma %wa, %wb, %c)
+    }
+
+When the mma runs on tensor cores (fragments.py) and both operands are 16-byte aligned
+rows (a contiguous along k, b along n; every stride, offset and row length a multiple of
+8 elements), the loop is lowered here instead of element by element (tensor_cores.py):
+
+- a and b tiles are copied global -> shared with `cp.async.cg` 16-byte chunks (8
+  elements; a chunk outside the matrix copies 0 bytes and zero-fills), into two stages:
+  while the warps multiply the tiles of step kt, the copies of step kt + 1 are in flight;
+- shared tiles keep their layout, rows padded by 8 elements (an odd number of 16-byte
+  units, so the eight row addresses of an `ldmatrix` hit different banks); fragments are
+  read with `ldmatrix.x4` (a) and `ldmatrix.x4.trans` (b, two instruction columns);
+- per step: issue kt + 1, commit, wait for all but the newest group, barrier, multiply,
+  barrier (the next step overwrites the stage just read).
+
+The accumulator is the loop's carried registers in the fragment layout, as in
+tensor_cores.py, and the epilogue reads them the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, i32
+from xdsl.ir import Block, Region, SSAValue
+
+from strata.dialects import tile
+from strata.dialects.tile_types import element_bytes
+from strata.lowering.tile_to_gpu.fragments import INSTRUCTION_K, MmaFragments, accumulator_layout, tensor_core_element, widened_from
+from strata.lowering.tile_to_gpu.kernel import INLINE_PTX_PREFIX, SHARED_BYTES_LIMIT, WARP, GpuKernelLowering
+from strata.lowering.tile_to_gpu.tensor_cores import MMA_SIGNATURE, instruction
+from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values
+from strata.lowering.tile_to_loops.kernel import Partition, static_value
+
+CHUNK = 8
+"""Elements per cp.async copy and per ldmatrix row (16 bytes of 16-bit elements)."""
+PAD = 8
+"""Elements of padding per shared row."""
+STAGES = 2
+
+
+@dataclass
+class Operand:
+    """One operand of the pipelined loop: its partition, the tile indices of its load
+    (None where the loop index goes), and its shared stages."""
+
+    partition: Partition
+    indices: list[SSAValue | None]
+    shared: SSAValue | None = None
+
+    @property
+    def rows(self) -> int:
+        return self.partition.tile_shape[-2]
+
+    @property
+    def columns(self) -> int:
+        return self.partition.tile_shape[-1]
+
+
+def aligned_rows(partition: Partition) -> bool:
+    """Whether every 8-element chunk of the view's rows starts 16 bytes after an aligned base."""
+    view = partition.view
+    *outer, inner = view.get_strides()
+    return (
+        inner == 1 and view.offset.data % CHUNK == 0 and view.get_shape()[-1] % CHUNK == 0
+        and all(s % CHUNK == 0 for s in outer) and partition.tile_shape[-1] % CHUNK == 0
+    )  # fmt: skip
+
+
+def pipelined_operands(k: GpuKernelLowering, op: scf.ForOp) -> tuple[tile.MmaOp, Operand, Operand] | None:
+    """The mma and its two operands when `op` is a k loop this file lowers, else None."""
+    body = op.body.block
+    index = body.args[0]
+    ops = list(body.ops)
+    if len(op.iter_args) != 1 or len(ops) != 6 or static_value(k.values[op.lb]) != 0 or static_value(k.values[op.step]) != 1:
+        return None
+    mma, yielded = ops[-2], ops[-1]
+    if not isinstance(mma, tile.MmaOp) or yielded.operands[0] is not mma.result or mma.acc is not body.args[1]:
+        return None
+    if tensor_core_element(mma) is None or not isinstance(accumulator_layout(mma, k.block_size), MmaFragments):
+        return None
+    operands = []
+    for widened, k_axis in ((mma.a, -1), (mma.b, -2)):
+        load = widened_from(widened).owner
+        if not isinstance(load, tile.LoadViewTkoOp) or load.parent_block() is not body:
+            return None
+        indices = list(load.indices)
+        if indices[k_axis] is not index or any(i is index for n, i in enumerate(indices) if n != len(indices) + k_axis):
+            return None
+        partition = k.values[load.view]
+        if not aligned_rows(partition):
+            return None
+        operands.append(Operand(partition, [None if i is index else k.values[i] for i in indices]))
+    a, b = operands
+    element = element_bytes(tensor_core_element(mma))
+    shared = STAGES * (a.rows * (a.columns + PAD) + b.rows * (b.columns + PAD)) * element
+    if k.shared_bytes + shared > SHARED_BYTES_LIMIT:
+        return None
+    return mma, a, b
+
+
+def address(k: GpuKernelLowering, buffer: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+    """The address of buffer[indices] (row-major) for inline PTX: i32 for a shared buffer,
+    index for a global one."""
+    shape = buffer.type.get_shape()
+    offset = indices[0]
+    for index, size in zip(indices[1:], shape[1:]):
+        offset = k.add(k.mul(offset, k.index(size)), index)
+    element = element_bytes(buffer.type.element_type)
+    at = k.add(k.emit(memref.ExtractAlignedPointerAsIndexOp.get(buffer)), k.mul(offset, k.index(element)))
+    return k.emit(arith.IndexCastOp(at, i32)) if k.is_shared(buffer) else at
+
+
+def ptx(k: GpuKernelLowering, name: str, operands: Sequence[SSAValue], results: int = 0) -> list[SSAValue]:
+    """A call of the inline PTX instruction `name` (see the NVVM translation)."""
+    call = k.call(INLINE_PTX_PREFIX + name, list(operands), (tuple(v.type for v in operands), (i32,) * results))
+    return list(call.owner.results) if call is not None else []
+
+
+def tile_origin(k: GpuKernelLowering, operand: Operand, step: SSAValue) -> list[SSAValue]:
+    """The first element of the operand's tile at k step `step`."""
+    indices = [step if i is None else i for i in operand.indices]
+    return [k.mul(i, k.index(t)) for i, t in zip(indices, operand.partition.tile_shape)]
+
+
+def issue_copies(k: GpuKernelLowering, operand: Operand, step: SSAValue, stage: SSAValue) -> None:
+    """cp.async of the operand's tile at k step `step` into shared stage `stage`."""
+    partition = operand.partition
+    shape = partition.tile_shape
+    origin = tile_origin(k, operand, step)
+    extents = k.valid_extents(partition, origin)
+    zeros = [k.index(0)] * (len(shape) - 2)
+    base = k.element_offset(partition.view, origin, [*zeros, k.index(0), k.index(0)])
+    per_row = operand.columns // CHUNK
+    chunks = operand.rows * per_row
+    full, empty = (k.emit(arith.ConstantOp(IntegerAttr(n, i32))) for n in (16, 0))
+    first_row = k.mul(stage, k.index(operand.rows))
+    for first in range(0, chunks, k.block_size):
+        chunk = k.add(k.thread, k.index(first))
+        row = k.emit(arith.DivUIOp(chunk, k.index(per_row)))
+        column = k.mul(k.emit(arith.RemUIOp(chunk, k.index(per_row))), k.index(CHUNK))
+        inside = k.all_of([k.emit(arith.CmpiOp(row, extents[-2], "ult")), k.emit(arith.CmpiOp(column, extents[-1], "ult"))])
+        offset = k.emit(arith.SelectOp(inside, k.element_offset(partition.view, origin, [*zeros, row, column]), base))
+        size = k.emit(arith.SelectOp(inside, full, empty))
+
+        def copy(row=row, column=column, offset=offset, size=size) -> None:
+            target = address(k, operand.shared, [k.add(first_row, row), column])
+            ptx(k, "cp.async.cg.shared.global.16", [target, address(k, partition.buffer, [offset]), size])
+
+        if chunks - first < k.block_size:
+            k.guarded(k.emit(arith.CmpiOp(chunk, k.index(chunks), "ult")), copy)
+        else:
+            copy()
+
+
+def multiply_stage(k: GpuKernelLowering, layout: MmaFragments, a: Operand, b: Operand, stage: SSAValue,
+                   name: str, sums: list[SSAValue]) -> list[SSAValue]:
+    """The accumulator registers after the k steps of the tiles in shared stage `stage`."""
+    warp_row, warp_column, _, _ = layout.lane_origin(k)
+    lane = k.emit(arith.RemUIOp(k.thread, k.index(WARP)))
+    lane_row = k.emit(arith.RemUIOp(lane, k.index(16)))
+    lane_column = k.mul(k.emit(arith.DivUIOp(lane, k.index(16))), k.index(CHUNK))
+    a_rows = k.add(k.mul(stage, k.index(a.rows)), k.add(warp_row, lane_row))
+    b_rows = k.add(k.mul(stage, k.index(b.rows)), lane_row)
+    sums = list(sums)
+    for step in range(a.columns // INSTRUCTION_K):
+        depth = step * INSTRUCTION_K
+        a_fragments = [
+            ptx(k, "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                [address(k, a.shared, [k.add(a_rows, k.index(16 * tm)), k.add(lane_column, k.index(depth))])], 4)
+            for tm in range(layout.tiles_m)
+        ]  # fmt: skip
+        b_fragments: list[list[SSAValue]] = []
+        row = k.add(b_rows, k.index(depth))
+        for tn in range(0, layout.tiles_n, 2):
+            column = k.add(warp_column, k.index(8 * tn))
+            if tn + 1 < layout.tiles_n:
+                at = address(k, b.shared, [row, k.add(column, lane_column)])
+                loaded = ptx(k, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", [at], 4)
+                b_fragments += [loaded[:2], loaded[2:]]
+            else:
+                at = address(k, b.shared, [row, column])
+                b_fragments.append(ptx(k, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", [at], 2))
+        for tm in range(layout.tiles_m):
+            for tn in range(layout.tiles_n):
+                at = 4 * (tm * layout.tiles_n + tn)
+                call = k.call(name, [*a_fragments[tm], *b_fragments[tn], *sums[at:at + 4]], MMA_SIGNATURE)
+                sums[at:at + 4] = call.owner.results
+    return sums
+
+
+def pipelined_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
+    """Lowers `op` as the two-stage pipeline of the module docstring; False (nothing
+    emitted) when it is not such a loop."""
+    matched = pipelined_operands(k, op)
+    if matched is None:
+        return False
+    mma, a, b = matched
+    element = tensor_core_element(mma)
+    layout = accumulator_layout(mma, k.block_size)
+    for operand in (a, b):
+        operand.shared = k.shared_alloca([STAGES * operand.rows, operand.columns + PAD], element)
+    start = cell_values(k, k.tile_of(op.iter_args[0]), layout)
+    steps = k.values[op.ub]
+    issue_copies(k, a, k.index(0), k.index(0))
+    issue_copies(k, b, k.index(0), k.index(0))
+    ptx(k, "cp.async.commit_group", [])
+
+    block = Block(arg_types=[IndexType(), *(v.type for v in start)])
+    outer, k.cursor = k.cursor, block
+    step = block.args[0]
+    following = k.add(step, k.index(1))
+    stage = k.emit(arith.RemUIOp(step, k.index(STAGES)))
+    next_stage = k.emit(arith.RemUIOp(following, k.index(STAGES)))
+    k.guarded(k.emit(arith.CmpiOp(following, steps, "ult")),
+              lambda: (issue_copies(k, a, following, next_stage), issue_copies(k, b, following, next_stage)))
+    ptx(k, "cp.async.commit_group", [])
+    ptx(k, "cp.async.wait_group.1", [])
+    k.barriers.barrier()
+    sums = multiply_stage(k, layout, a, b, stage, instruction(element), list(block.args[1:]))
+    k.barriers.barrier()
+    k.emit(scf.YieldOp(*sums))
+    k.cursor = outer
+    loop = k.emit(scf.ForOp(k.index(0), steps, k.index(1), start, Region(block)))
+    rows = k.valid_extents(a.partition, tile_origin(k, a, k.index(0)))[-2]
+    columns = k.valid_extents(b.partition, tile_origin(k, b, k.index(0)))[-1]
+    lead = k.tile_of(op.iter_args[0]).extents[:-2]
+    k.values[op.results[0]] = RegisterTile(list(loop.owner.results), layout, [*lead, rows, columns])
+    k.forget_region_values()
+    return True
+
