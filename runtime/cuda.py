@@ -46,6 +46,7 @@ import math
 import threading
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from strata.dialects import tile
@@ -116,6 +117,14 @@ def is_device_array(value: object) -> bool:
 DEVICE_ALIGNMENT = 16
 """Device-array inputs at an address not a multiple of this are copied into the bound
 input buffer: tensor-core kernels read 16-byte chunks (cp.async)."""
+
+
+def same_dtype(given: np.dtype, expected: np.dtype) -> bool:
+    """Whether a device array of `given` dtype holds `expected` elements. torch describes its
+    bf16 CUDA tensors as 2-byte void ('<V2') in __cuda_array_interface__: taken as bf16."""
+    if given.kind == "V" and given.itemsize == 2:
+        return expected == np.dtype(ml_dtypes.bfloat16)
+    return given == expected
 
 
 @dataclass
@@ -316,11 +325,13 @@ class CudaExecutable:
             size == 1 or stride == dense
             for size, stride, dense in zip(device.shape, device.strides, contiguous_strides(device.shape))
         )
-        if device.shape != specs.shapes[index] or device.dtype != specs.dtypes[index] or not contiguous:
+        if device.shape != specs.shapes[index] or not same_dtype(device.dtype, specs.dtypes[index]) or not contiguous:
             raise InputError(
                 f"@{specs.function} argument {index}: expected a C-contiguous device array of {specs.types[index]}, "
                 f"got shape {device.shape}, dtype {device.dtype}{'' if contiguous else ', strided'}"
             )
+        if device.dtype.kind == "V":  # bf16 from torch: copied as its bits, like every bf16
+            device.interface = {**device.interface, "typestr": "<u2"}
         return device
 
     def launch(self) -> None:

@@ -17,7 +17,7 @@ import strata
 from strata.check import compare
 from strata.support.dtypes import NUMPY_DTYPES
 
-from targets import compile_for_test
+from targets import TARGET, compile_for_test
 from programs import random_array, single_op, ttype
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -373,13 +373,16 @@ def low_precision_ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
              ((1, 150, 16), (1, 150, 16), (1, 150, 16)), ((1, 20, 256), (1, 130, 256), (1, 130, 8))], ids=str)
 def test_attention_low_precision_rounds_only_the_result(q, k, v, dtype, causal):
     """Scores and probabilities stay f32 inside the op, like the reference's: only the
-    output is rounded, so it is within an ulp of the reference (f16 probabilities were ~8)."""
+    output is rounded, so it is within an ulp of the reference (f16 probabilities were ~8).
+    On the GPU the 16-bit score matmul runs on tensor cores, whose f32 accumulation inside
+    an instruction is not round-to-nearest: with scale 1 and |scores| ~ 100 the softmax
+    magnifies that to up to 4 ulps of the output."""
     rng = np.random.default_rng(8)
     out = (*q[:-1], v[-1])
     text = single_op("graph.attention", [(q, dtype), (k, dtype), (v, dtype)], (out, dtype), f"scale = 1.0 : f64, causal = {str(causal).lower()}")
     inputs = [(random_array(rng, s, "f32") * 3).astype(NUMPY_DTYPES[dtype]) for s in (q, k, v)]
     got, want = compile_for_test(text)(*inputs)[0], strata.interpret(text, *inputs)[0]
-    assert low_precision_ulps(got, want).max() <= 1
+    assert low_precision_ulps(got, want).max() <= (4 if TARGET == "cuda" else 1)
 
 
 @pytest.mark.parametrize("ids_shape, ids_dtype", [((7,), "i64"), ((3, 5), "i32"), ((1,), "i64"), ((40,), "i64")], ids=str)

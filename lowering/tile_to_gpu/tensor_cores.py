@@ -14,8 +14,9 @@ Per 16-deep step each warp loads the a fragments of its instruction rows (four w
 rows g and g + 8, words t and t + 4 of the step, g = lane // 4, t = lane % 4) and the b
 fragments of its instruction columns (words t and t + 4 at column g), then runs one
 mma.sync per instruction tile. The instruction is inline PTX (`func.call @ptx.mma...`, see
-the NVVM translation): it rounds nothing (products of 16-bit values are exact in f32), so
-results differ from the fma path only by the order of the f32 additions.
+the NVVM translation). Products of 16-bit values are exact in f32, but the instruction's
+f32 sum of its 16 products is not IEEE round-to-nearest (the hardware aligns and truncates):
+results differ from the fma path by a few f32 ulps of the sum (docs/gpu-backend.md).
 """
 
 from __future__ import annotations
