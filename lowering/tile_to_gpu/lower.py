@@ -49,6 +49,8 @@ How tiles map to threads:
 - **mma** (mma.py): a and b are staged k-major in shared memory; each thread owns an
   RM x RN micro-tile of the accumulator (`MicroTiles`), kept in registers through the
   kernel's k loop and the epilogue (`RegisterTile`), and runs the k loop with `fma`.
+  bf16/f16 operands run on tensor cores instead (`mma.sync` fragments, fragments.py and
+  tensor_cores.py; a cp.async-pipelined k loop for aligned operands, tensor_core_loop.py).
 - **Barriers** (barriers.py) are placed from the dependencies between accesses, not after
   every write. Every shared access is recorded with its thread mapping: *owned* when the
   thread touches exactly its own element of a tile of the code's shape (so the same thread

@@ -38,7 +38,7 @@ from strata.dialects import tile
 from strata.dialects.tile_types import element_bytes
 from strata.lowering.tile_to_gpu.fragments import INSTRUCTION_K, MmaFragments, accumulator_layout, tensor_core_element, widened_from
 from strata.lowering.tile_to_gpu.kernel import INLINE_PTX_PREFIX, SHARED_BYTES_LIMIT, WARP, GpuKernelLowering
-from strata.lowering.tile_to_gpu.tensor_cores import MMA_SIGNATURE, instruction
+from strata.lowering.tile_to_gpu.tensor_cores import instruction, multiply_fragments
 from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values
 from strata.lowering.tile_to_loops.kernel import Partition, static_value
 
@@ -191,11 +191,7 @@ def multiply_stage(k: GpuKernelLowering, layout: MmaFragments, a: Operand, b: Op
             else:
                 at = address(k, b.shared, [row, column])
                 b_fragments.append(ptx(k, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", [at], 2))
-        for tm in range(layout.tiles_m):
-            for tn in range(layout.tiles_n):
-                at = 4 * (tm * layout.tiles_n + tn)
-                call = k.call(name, [*a_fragments[tm], *b_fragments[tn], *sums[at:at + 4]], MMA_SIGNATURE)
-                sums[at:at + 4] = call.owner.results
+        multiply_fragments(k, layout, name, a_fragments, b_fragments, sums)
     return sums
 
 

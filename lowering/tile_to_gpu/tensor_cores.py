@@ -96,6 +96,16 @@ def stage_words(k: GpuKernelLowering, value: Tile, shape: Sequence[int], element
     return staged
 
 
+def multiply_fragments(k: GpuKernelLowering, layout: MmaFragments, name: str, a_fragments: list[list[SSAValue]],
+                       b_fragments: list[list[SSAValue]], sums: list[SSAValue]) -> None:
+    """One mma `name` per instruction tile of the warp, updating its four registers of `sums`."""
+    for tm in range(layout.tiles_m):
+        for tn in range(layout.tiles_n):
+            at = 4 * (tm * layout.tiles_n + tn)
+            call = k.call(name, [*a_fragments[tm], *b_fragments[tn], *sums[at:at + 4]], MMA_SIGNATURE)
+            sums[at:at + 4] = call.owner.results
+
+
 def warp_steps(k: GpuKernelLowering, layout: MmaFragments, a_words: SSAValue, b_words: SSAValue,
                depth: int, name: str, start: list[SSAValue]) -> list[SSAValue]:
     """This thread's accumulator registers after `depth` (a multiple of 16) steps of k."""
@@ -117,11 +127,7 @@ def warp_steps(k: GpuKernelLowering, layout: MmaFragments, a_words: SSAValue, b_
             [k.emit(memref.LoadOp.get(b_words, [w, k.add(column, k.index(8 * tn))])) for w in (first, second)]
             for tn in range(layout.tiles_n)
         ]
-        for tm in range(layout.tiles_m):
-            for tn in range(layout.tiles_n):
-                at = 4 * (tm * layout.tiles_n + tn)
-                call = k.call(name, [*a_fragments[tm], *b_fragments[tn], *sums[at:at + 4]], MMA_SIGNATURE)
-                sums[at:at + 4] = call.owner.results
+        multiply_fragments(k, layout, name, a_fragments, b_fragments, sums)
     return sums
 
 
