@@ -1,10 +1,11 @@
 """Tile shapes for tensor-core matmuls: bf16 square matmuls under pipeline variants
-(lower-graph-to-tile's matmul_16bit_scale and matmul_k, lower-tile-to-gpu's mma_block_size)
-against torch.matmul (cuBLAS), same card, same run. The GPU pipeline's defaults come from here.
+(lower-graph-to-tile's matmul_16bit_scale and matmul_k, lower-tile-to-gpu's mma_block_size
+and mma_stages) against torch.matmul (cuBLAS), same card, same run. The GPU pipeline's
+defaults come from here.
 
-    python benchmarks/gpu_matmul_tiles.py [--sizes 2048 4096 8192] [--variants 1:128:32 2:256:32]
+    python benchmarks/gpu_matmul_tiles.py [--sizes 2048 4096 8192] [--variants 2:128:32:3 2:256:32:4]
 
-A variant is scale:threads:k. Times are CUDA-event means (see gpu_kernels.py).
+A variant is scale:threads:k:stages. Times are CUDA-event means (see gpu_kernels.py).
 """
 
 from __future__ import annotations
@@ -18,20 +19,20 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def pipeline(scale: int, threads: int, k: int) -> str:
+def pipeline(scale: int, threads: int, k: int, stages: int) -> str:
     return (
         "fuse-patterns,canonicalize,cse,fuse-elementwise,"
         f"lower-graph-to-tile{{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k={k} dot_k=32 "
         f"matmul_bytes=40960 matmul_min_tiles=132 pretranspose_rows=256 matmul_16bit_scale={scale} "
         "fused_attention=false},token-dce,dedupe-kernels,"
-        f"lower-tile-to-gpu{{mma_block_size={threads}}},plan-memory,verify-memory-plan"
+        f"lower-tile-to-gpu{{mma_block_size={threads} mma_stages={stages}}},plan-memory,verify-memory-plan"
     )
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--sizes", nargs="+", type=int, default=[2048, 4096, 8192])
-    p.add_argument("--variants", nargs="+", default=["1:128:32", "2:128:32", "2:256:32", "2:256:64", "2:128:64"])
+    p.add_argument("--variants", nargs="+", default=["2:128:32:2", "2:128:32:3", "2:128:32:4", "2:256:32:3", "2:128:64:2"])
     p.add_argument("--repeat", type=int, default=20)
     args = p.parse_args(argv)
 
@@ -55,8 +56,7 @@ def main(argv=None) -> int:
                        lambda x, y: x.elapsed_time(y), lambda: torch.matmul(ta, tb), args.repeat) / 1e0
         print(f"bf16 {n}^3 torch {t * 1e3:8.4f} ms {2 * n**3 / t / 1e12:6.1f} TFLOP/s")
         for variant in args.variants:
-            scale, threads, k = (int(x) for x in variant.split(":"))
-            GpuPipelinePass.STEPS = pipeline(scale, threads, k)
+            GpuPipelinePass.STEPS = pipeline(*(int(x) for x in variant.split(":")))
             try:
                 g = strata.Graph("matmul")
                 g.output(g.input("a", (n, n), "bf16") @ g.input("b", (n, n), "bf16"))

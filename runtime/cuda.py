@@ -114,6 +114,8 @@ def is_device_array(value: object) -> bool:
     return device is not None and device()[0] in DLPACK_CUDA_DEVICES
 
 
+STATIC_SHARED_BYTES = 48 * 1024
+"""Shared memory a block may use without opting in."""
 DEVICE_ALIGNMENT = 16
 """Device-array inputs at an address not a multiple of this are copied into the bound
 input buffer: tensor-core kernels read 16-byte chunks (cp.async)."""
@@ -205,18 +207,40 @@ class _Launcher:
             return (tuple(values), tuple(types))
         return [np.uint64(v) if t is ctypes.c_void_p else np.int64(v) for t, v in zip(types, values)]  # pragma: no cover
 
-    def __call__(self, function, grid: int, block: int, arguments) -> None:
+    def allow_shared(self, function, size: int) -> None:
+        """Lets `function` launch with `size` bytes of dynamic shared memory (past 48 KiB a
+        kernel must opt in)."""
         if self.numba_launch is not None:
-            self.numba_launch(function.handle, grid, 1, 1, block, 1, 1, 0, 0, arguments)
+            from numba.cuda.cudadrv import driver, enums
+
+            driver.driver.cuFuncSetAttribute(function.handle, enums.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, size)
             return
         if self.cu is not None:
-            (err,) = self.cu.cuLaunchKernel(function.handle, grid, 1, 1, block, 1, 1, 0, 0, arguments, 0)
+            cu = self.cu
+            attribute = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            (err,) = cu.cuFuncSetAttribute(function.handle, attribute, size)
+            if err == cu.CUresult.CUDA_ERROR_INVALID_HANDLE:
+                # numba-cuda loads modules as libraries: the handle is a CUkernel, set per device.
+                err, device = cu.cuCtxGetDevice()
+                if err == cu.CUresult.CUDA_SUCCESS:
+                    (err,) = cu.cuKernelSetAttribute(attribute, size, cu.CUkernel(int(function.handle)), device)
+            if err != cu.CUresult.CUDA_SUCCESS:
+                raise StrataError(f"cuFuncSetAttribute (dynamic shared memory {size} bytes) failed: {err}")
+            return
+        raise StrataError("kernels with more than 48 KiB of shared memory need cuda-bindings or numba's launch_kernel")  # pragma: no cover
+
+    def __call__(self, function, grid: int, block: int, shared: int, arguments) -> None:
+        if self.numba_launch is not None:
+            self.numba_launch(function.handle, grid, 1, 1, block, 1, 1, shared, 0, arguments)
+            return
+        if self.cu is not None:
+            (err,) = self.cu.cuLaunchKernel(function.handle, grid, 1, 1, block, 1, 1, shared, 0, arguments, 0)
             if err != self.cu.CUresult.CUDA_SUCCESS:
                 raise StrataError(f"cuLaunchKernel failed: {err}")
             return
         from cuda.core.experimental import LaunchConfig, Stream, launch  # pragma: no cover
 
-        launch(Stream.from_handle(0), LaunchConfig(grid=grid, block=block), function.kernel, *arguments)
+        launch(Stream.from_handle(0), LaunchConfig(grid=grid, block=block, shmem_size=shared), function.kernel, *arguments)
 
 
 class CudaExecutable:
@@ -269,7 +293,11 @@ class CudaExecutable:
             check_kernel_abi(kernel, len(slots), status=checked, result=False)
             if checked:
                 self.checks.append(kernel.attributes["tile.error"].data)
-            launches.append((name, self.cuda_module.get_function(name), grid, threads, slots, checked))
+            function = self.cuda_module.get_function(name)
+            shared = kernel.attributes["gpu.dynamic_shared_bytes"].value.data if "gpu.dynamic_shared_bytes" in kernel.attributes else 0
+            if shared > STATIC_SHARED_BYTES:
+                self.launcher.allow_shared(function, shared)
+            launches.append((name, function, grid, threads, shared, slots, checked))
         self.pointers = [a.device_ctypes_pointer.value or 0 for a in self.storage]
         self.input_pointers = self.pointers[: len(self.inputs)]
         self.bound_launches = launches
@@ -278,9 +306,9 @@ class CudaExecutable:
     def _build_arguments(self) -> None:
         status = self.status.device_ctypes_pointer.value
         self.launches = [
-            (name, function, grid, threads,
+            (name, function, grid, threads, shared,
              self.launcher.arguments([self.pointers[b] for b in buffers], 0, grid, status if checked else None))
-            for name, function, grid, threads, buffers, checked in self.bound_launches
+            for name, function, grid, threads, shared, buffers, checked in self.bound_launches
         ]  # fmt: skip
 
     def _planned_view(self, op: tile.BufferOp):
@@ -336,8 +364,8 @@ class CudaExecutable:
 
     def launch(self) -> None:
         """Run every kernel on the inputs already on the device (no copies, no sync)."""
-        for _, function, grid, threads, arguments in self.launches:
-            self.launcher(function, grid, threads, arguments)
+        for _, function, grid, threads, shared, arguments in self.launches:
+            self.launcher(function, grid, threads, shared, arguments)
 
     def check_status(self) -> None:
         """Synchronize; raise ExecutionError if a range check failed (and clear it)."""

@@ -99,11 +99,15 @@ class HostCuda:
 
 class RecordingLauncher:
     launches: list = []
+    opted_in: dict = {}
 
     def arguments(self, pointers, begin, end, status=None):
         return (tuple(pointers), begin, end, status)
 
-    def __call__(self, function, grid, block, arguments) -> None:
+    def allow_shared(self, function, size) -> None:
+        RecordingLauncher.opted_in[function] = size
+
+    def __call__(self, function, grid, block, shared, arguments) -> None:
         RecordingLauncher.launches.append((function, grid, block, arguments))
 
 
@@ -112,6 +116,7 @@ def host_cuda(monkeypatch):
     monkeypatch.setattr(runtime, "require_cuda", lambda: HostCuda())
     monkeypatch.setattr(runtime, "_Launcher", RecordingLauncher)
     RecordingLauncher.launches = []
+    RecordingLauncher.opted_in = {}
     return RecordingLauncher.launches
 
 
@@ -119,8 +124,8 @@ def host_cuda(monkeypatch):
 def test_launches_take_bound_pointers_and_device_inputs_are_zero_copy(host_cuda):
     text = single_op("graph.add", [((17, 33), "f32"), ((33,), "f32")], ((17, 33), "f32"))
     exe = strata.compile(text, target="cuda").run
-    (name, function, grid, threads, _), = exe.launches
-    assert function == name and grid >= 1 and threads == 256
+    (name, function, grid, threads, shared, _), = exe.launches
+    assert function == name and grid >= 1 and threads == 256 and shared == 0
     x = np.arange(17 * 33, dtype=np.float32).reshape(17, 33)
     b = np.ones(33, np.float32)
     (result,) = exe(x, b)
@@ -181,3 +186,15 @@ def test_bf16_inputs_constants_and_results_travel_as_their_bits(host_cuda):
     np.testing.assert_array_equal(on_device.array, x)
     constant = next(view for view in exe.storage[1:] if (view.array.view(np.uint16) == np.uint16(0x3FC0)).all())
     assert constant.array.dtype == np.uint16  # 1.5 as bf16 bits, written at bind time
+
+
+@needs_ptx_tools
+def test_pipelined_matmul_launches_with_dynamic_shared_memory(host_cuda):
+    """A tensor-core matmul's cp.async stages live in dynamic shared memory: the launch
+    passes their size, and past 48 KiB the kernel opts in once, at bind."""
+    text = single_op("graph.matmul", [((2048, 256), "bf16"), ((256, 2048), "bf16")], ((2048, 2048), "bf16"))
+    exe = strata.compile(text, target="cuda").run
+    (name, _, _, threads, shared, _), = exe.launches
+    stage = (128 * (32 + 8) + 32 * (128 + 8)) * 2
+    assert threads == 128 and shared == 4 * stage
+    assert RecordingLauncher.opted_in == {name: shared}

@@ -115,6 +115,15 @@ class NvvmFunctionEmitter(FunctionEmitter):
     def scalar_type(self, type_) -> ir.Type:
         return FLOAT if isinstance(type_, BFloat16Type) else scalar_type(type_)
 
+    def dynamic_shared(self) -> ir.GlobalVariable:
+        """The kernel's dynamic shared memory: an extern addrspace(3) array of bytes, sized at launch."""
+        name = f"{self.function.name}_dynamic_shared"
+        if name not in self.module.globals:
+            array = ir.GlobalVariable(self.module, ir.ArrayType(ir.IntType(8), 0), name, addrspace=SHARED_MEMORY_SPACE)
+            array.linkage = "external"
+            array.align = 16
+        return self.module.globals[name]
+
     def memory_type(self, element_type) -> ir.Type:
         return nvvm_memory_type(element_type)
 
@@ -215,6 +224,12 @@ def shared_alloca(emitter: NvvmFunctionEmitter, op: memref.AllocaOp) -> ir.Value
     if not (isinstance(space, IntegerAttr) and space.value.data == SHARED_MEMORY_SPACE):
         return alloca(emitter, op)
     element = emitter.memory_type(op.memref.type.element_type)
+    if "gpu.dynamic_offset" in op.attributes:
+        # Dynamic shared memory: the kernel's one extern array, at the lowering's offset.
+        offset = ir.Constant(I32, op.attributes["gpu.dynamic_offset"].value.data)
+        base = emitter.dynamic_shared()
+        at = emitter.allocas.gep(base, [ir.Constant(I32, 0), offset], inbounds=True)
+        return emitter.allocas.bitcast(at, ir.PointerType(element, addrspace=SHARED_MEMORY_SPACE))
     array = ir.ArrayType(element, prod(static_shape(op.memref.type)))
     name = f"{emitter.function.name}.shared.{emitter.shared_buffers}"
     emitter.shared_buffers += 1
@@ -249,7 +264,7 @@ INLINE_PTX = {
     "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16": "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0,$1}, [$2];",
     "cp.async.cg.shared.global.16": "cp.async.cg.shared.global [$0], [$1], 16, $2;",
     "cp.async.commit_group": "cp.async.commit_group;",
-    "cp.async.wait_group.1": "cp.async.wait_group 1;",
+    **{f"cp.async.wait_group.{n}": f"cp.async.wait_group {n};" for n in range(8)},
 }
 """The PTX a call of @ptx.<name> stands for: $n are its results, then its operands (an
 address is an i32 in shared memory, an index (i64) in global memory)."""

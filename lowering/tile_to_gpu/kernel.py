@@ -44,6 +44,9 @@ DEFAULT_MMA_BLOCK_SIZE = 128
 WARP = 32
 SHARED_MEMORY_SPACE = 3
 SHARED_BYTES_LIMIT = 48 * 1024
+DYNAMIC_SHARED_LIMIT = 96 * 1024
+"""Static plus dynamic shared memory of one block: under the 99 KiB an sm_86/sm_89 block
+may opt into (sm_80: 163 KiB, sm_90: 227 KiB)."""
 GROUPED_ROWS = 8
 """Output tile rows per group in a matmul's block order (bind_program_ids)."""
 NVVM_PREFIX = "llvm.nvvm."
@@ -68,10 +71,13 @@ class GpuKernelLowering(ThreadMappedLowering):
     shared memory, lazy tiles read element by element, and stores deferred so that the
     stores of one tile position share one thread loop."""
 
-    def __init__(self, kernel: tile.KernelOp, block_size: int, naive_barriers: bool = False):
+    def __init__(self, kernel: tile.KernelOp, block_size: int, naive_barriers: bool = False, mma_stages: int = 2):
         super().__init__(kernel, block_size, Barriers(naive_barriers, lambda: self.call(BARRIER, [])))
         self.pending_stores: list[Store] = []
         self.shared_bytes = 0
+        self.dynamic_shared_bytes = 0
+        self.mma_stages = mma_stages
+        """Shared-memory stages of a pipelined tensor-core k loop (tensor_core_loop.py)."""
         self.intrinsics: dict[str, tuple[tuple[Attribute, ...], tuple[Attribute, ...]]] = {}
         self.status_argument: SSAValue | None = None
 
@@ -87,11 +93,18 @@ class GpuKernelLowering(ThreadMappedLowering):
         value.name_hint = name.split(".")[0]
         return self.emit(arith.IndexCastOp(value, IndexType()))
 
-    def shared_alloca(self, shape: Sequence[int], element_type: Attribute) -> SSAValue:
-        self.shared_bytes += prod(shape) * element_bytes(element_type)
-        return self.at_entry(
-            memref.AllocaOp.get(element_type, 16, shape, memory_space=IntegerAttr(SHARED_MEMORY_SPACE, i64))
-        )
+    def shared_alloca(self, shape: Sequence[int], element_type: Attribute, dynamic: bool = False) -> SSAValue:
+        """A shared-memory buffer: static, or (`dynamic`) at the next 16-byte aligned offset
+        of the kernel's dynamic shared memory, which is launched with its size and may pass
+        the 48 KiB of static shared memory (up to DYNAMIC_SHARED_LIMIT in all)."""
+        size = prod(shape) * element_bytes(element_type)
+        alloca = memref.AllocaOp.get(element_type, 16, shape, memory_space=IntegerAttr(SHARED_MEMORY_SPACE, i64))
+        if dynamic:
+            alloca.attributes["gpu.dynamic_offset"] = IntegerAttr(self.dynamic_shared_bytes, i64)
+            self.dynamic_shared_bytes += -(-size // 16) * 16
+        else:
+            self.shared_bytes += size
+        return self.at_entry(alloca)
 
     @staticmethod
     def is_shared(buffer: SSAValue) -> bool:
@@ -120,6 +133,8 @@ class GpuKernelLowering(ThreadMappedLowering):
         function.attributes["gpu.kernel"] = UnitAttr()
         function.attributes["gpu.block_size"] = IntegerAttr(self.block_size, i64)
         function.attributes["gpu.shared_bytes"] = IntegerAttr(self.shared_bytes, i64)
+        if self.dynamic_shared_bytes:
+            function.attributes["gpu.dynamic_shared_bytes"] = IntegerAttr(self.dynamic_shared_bytes, i64)
         function.attributes["gpu.barriers"] = IntegerAttr(self.barriers.count, i64)
         if self.status_argument is not None:
             function.attributes["gpu.status"] = UnitAttr()

@@ -103,6 +103,9 @@ class LowerTileToGpuPass(ModulePass):
     block_size: int = DEFAULT_BLOCK_SIZE
     mma_block_size: int = DEFAULT_MMA_BLOCK_SIZE
     """Threads of a kernel with tile.mma: fewer threads, larger register micro-tiles."""
+    mma_stages: int = 4
+    """Shared-memory stages of a tensor-core matmul's cp.async k loop (2 to 8; fewer where
+    they would not fit DYNAMIC_SHARED_LIMIT)."""
     barriers: str = "tracked"
     """"tracked" (from access dependencies) or "naive" (around every block code that writes)."""
 
@@ -110,6 +113,8 @@ class LowerTileToGpuPass(ModulePass):
         for option, size in (("block_size", self.block_size), ("mma_block_size", self.mma_block_size)):
             if size < WARP or size > 1024 or size & (size - 1):
                 raise StrataError(f"lower-tile-to-gpu: {option} must be a power of two in [32, 1024], got {size}")
+        if not 2 <= self.mma_stages <= 8:
+            raise StrataError(f"lower-tile-to-gpu: mma_stages must be in [2, 8], got {self.mma_stages}")
         if self.barriers not in ("tracked", "naive"):
             raise StrataError(f"lower-tile-to-gpu: barriers must be 'tracked' or 'naive', got '{self.barriers}'")
         declared = {f.sym_name.data for f in op.ops if isinstance(f, func.FuncOp)}
@@ -117,7 +122,7 @@ class LowerTileToGpuPass(ModulePass):
         for kernel in [k for k in op.ops if isinstance(k, tile.KernelOp)]:
             has_mma = any(isinstance(inner, tile.MmaOp) for inner in kernel.walk())
             threads = self.mma_block_size if has_mma else self.block_size
-            lowering = GpuKernelLowering(kernel, threads, self.barriers == "naive")
+            lowering = GpuKernelLowering(kernel, threads, self.barriers == "naive", self.mma_stages)
             function = lowering.lower()
             needed.update(lowering.intrinsics)
             op.body.block.insert_op_after(function, kernel)

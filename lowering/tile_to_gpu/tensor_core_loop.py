@@ -1,4 +1,4 @@
-"""A matmul's k loop on tensor cores as a two-stage asynchronous pipeline.
+"""A matmul's k loop on tensor cores as a multi-stage asynchronous pipeline.
 
 The tile IR of a matmul kernel (lower-graph-to-tile) is a loop
 
@@ -13,13 +13,16 @@ rows (a contiguous along k, b along n; every stride, offset and row length a mul
 8 elements), the loop is lowered here instead of element by element (tensor_cores.py):
 
 - a and b tiles are copied global -> shared with `cp.async.cg` 16-byte chunks (8
-  elements; a chunk outside the matrix copies 0 bytes and zero-fills), into two stages:
-  while the warps multiply the tiles of step kt, the copies of step kt + 1 are in flight;
+  elements; a chunk outside the matrix copies 0 bytes and zero-fills) into S stages
+  (`mma_stages`, 4 by default, fewer where they would not fit) of dynamic shared memory:
+  the copies of the next S - 1 steps are in flight while the warps multiply one;
 - shared tiles keep their layout, rows padded by 8 elements (an odd number of 16-byte
   units, so the eight row addresses of an `ldmatrix` hit different banks); fragments are
   read with `ldmatrix.x4` (a) and `ldmatrix.x4.trans` (b, two instruction columns);
-- per step: issue kt + 1, commit, wait for all but the newest group, barrier, multiply,
-  barrier (the next step overwrites the stage just read).
+- S - 1 steps are issued before the loop (one commit group each); each step waits until
+  its own group has landed (`cp.async.wait_group S-2`), passes one barrier (every thread's
+  copies are visible, and every warp is done with the stage read a step ago), issues step
+  kt + S - 1 into that stage, and multiplies step kt.
 
 The accumulator is the loop's carried registers in the fragment layout, as in
 tensor_cores.py, and the epilogue reads them the same way.
@@ -37,7 +40,7 @@ from xdsl.ir import Block, Region, SSAValue
 from strata.dialects import tile
 from strata.dialects.tile_types import element_bytes
 from strata.lowering.tile_to_gpu.fragments import INSTRUCTION_K, MmaFragments, accumulator_layout, tensor_core_element, widened_from
-from strata.lowering.tile_to_gpu.kernel import INLINE_PTX_PREFIX, SHARED_BYTES_LIMIT, WARP, GpuKernelLowering
+from strata.lowering.tile_to_gpu.kernel import DYNAMIC_SHARED_LIMIT, INLINE_PTX_PREFIX, WARP, GpuKernelLowering
 from strata.lowering.tile_to_gpu.tensor_cores import instruction, multiply_fragments
 from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values
 from strata.lowering.tile_to_loops.kernel import Partition, static_value
@@ -46,7 +49,6 @@ CHUNK = 8
 """Elements per cp.async copy and per ldmatrix row (16 bytes of 16-bit elements)."""
 PAD = 8
 """Elements of padding per shared row."""
-STAGES = 2
 
 
 @dataclass
@@ -77,8 +79,9 @@ def aligned_rows(partition: Partition) -> bool:
     )  # fmt: skip
 
 
-def pipelined_operands(k: GpuKernelLowering, op: scf.ForOp) -> tuple[tile.MmaOp, Operand, Operand] | None:
-    """The mma and its two operands when `op` is a k loop this file lowers, else None."""
+def pipelined_operands(k: GpuKernelLowering, op: scf.ForOp) -> tuple[tile.MmaOp, Operand, Operand, int] | None:
+    """The mma, its two operands and the stages that fit when `op` is a k loop this file
+    lowers, else None."""
     body = op.body.block
     index = body.args[0]
     ops = list(body.ops)
@@ -102,11 +105,9 @@ def pipelined_operands(k: GpuKernelLowering, op: scf.ForOp) -> tuple[tile.MmaOp,
             return None
         operands.append(Operand(partition, [None if i is index else k.values[i] for i in indices]))
     a, b = operands
-    element = element_bytes(tensor_core_element(mma))
-    shared = STAGES * (a.rows * (a.columns + PAD) + b.rows * (b.columns + PAD)) * element
-    if k.shared_bytes + shared > SHARED_BYTES_LIMIT:
-        return None
-    return mma, a, b
+    per_stage = (a.rows * (a.columns + PAD) + b.rows * (b.columns + PAD)) * element_bytes(tensor_core_element(mma))
+    stages = min(k.mma_stages, (DYNAMIC_SHARED_LIMIT - k.shared_bytes - k.dynamic_shared_bytes) // per_stage)
+    return (mma, a, b, stages) if stages >= 2 else None
 
 
 def address(k: GpuKernelLowering, buffer: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
@@ -196,36 +197,36 @@ def multiply_stage(k: GpuKernelLowering, layout: MmaFragments, a: Operand, b: Op
 
 
 def pipelined_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
-    """Lowers `op` as the two-stage pipeline of the module docstring; False (nothing
-    emitted) when it is not such a loop."""
+    """Lowers `op` as the pipeline of the module docstring; False (nothing emitted) when it
+    is not such a loop."""
     matched = pipelined_operands(k, op)
     if matched is None:
         return False
-    mma, a, b = matched
+    mma, a, b, stages = matched
     element = tensor_core_element(mma)
     layout = accumulator_layout(mma, k.block_size)
     for operand in (a, b):
-        operand.shared = k.shared_alloca([STAGES * operand.rows, operand.columns + PAD], element)
+        operand.shared = k.shared_alloca([stages * operand.rows, operand.columns + PAD], element, dynamic=True)
     start = cell_values(k, k.tile_of(op.iter_args[0]), layout)
     steps = k.values[op.ub]
-    issue_copies(k, a, k.index(0), k.index(0))
-    issue_copies(k, b, k.index(0), k.index(0))
-    ptx(k, "cp.async.commit_group", [])
 
+    def issue(step: SSAValue, stage: SSAValue) -> None:
+        """The copies of k step `step` into `stage` where there is such a step, then a commit
+        (an empty group past the last step keeps the count of groups per step fixed)."""
+        k.guarded(k.emit(arith.CmpiOp(step, steps, "ult")), lambda: (issue_copies(k, a, step, stage), issue_copies(k, b, step, stage)))
+        ptx(k, "cp.async.commit_group", [])
+
+    for ahead in range(stages - 1):
+        issue(k.index(ahead), k.index(ahead))
     block = Block(arg_types=[IndexType(), *(v.type for v in start)])
     outer, k.cursor = k.cursor, block
     step = block.args[0]
-    following = k.add(step, k.index(1))
-    stage = k.emit(arith.RemUIOp(step, k.index(STAGES)))
-    next_stage = k.emit(arith.RemUIOp(following, k.index(STAGES)))
-    k.guarded(k.emit(arith.CmpiOp(following, steps, "ult")),
-              lambda: (issue_copies(k, a, following, next_stage), issue_copies(k, b, following, next_stage)))
-    ptx(k, "cp.async.commit_group", [])
-    ptx(k, "cp.async.wait_group.1", [])
+    ptx(k, f"cp.async.wait_group.{stages - 2}", [])
     k.barriers.barrier()
-    sums = multiply_stage(k, layout, a, b, stage, instruction(element), list(block.args[1:]))
-    k.barriers.barrier()
-    k.emit(scf.YieldOp(*sums))
+    ahead = k.add(step, k.index(stages - 1))
+    issue(ahead, k.emit(arith.RemUIOp(ahead, k.index(stages))))
+    stage = k.emit(arith.RemUIOp(step, k.index(stages)))
+    k.emit(scf.YieldOp(*multiply_stage(k, layout, a, b, stage, instruction(element), list(block.args[1:]))))
     k.cursor = outer
     loop = k.emit(scf.ForOp(k.index(0), steps, k.index(1), start, Region(block)))
     rows = k.valid_extents(a.partition, tile_origin(k, a, k.index(0)))[-2]
@@ -234,4 +235,3 @@ def pipelined_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
     k.values[op.results[0]] = RegisterTile(list(loop.owner.results), layout, [*lead, rows, columns])
     k.forget_region_values()
     return True
-

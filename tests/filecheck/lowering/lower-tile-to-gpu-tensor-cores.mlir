@@ -5,12 +5,14 @@
 // part (2x4 instruction tiles, two k steps: 16 mma per k tile). No fma: the products are
 // exact in f32. The program ids are grouped (8 tile rows at a time, column by column) for L2.
 //
-// @main: rows of 16-byte-aligned chunks, so the k loop is a two-stage cp.async pipeline:
-// two stages of a (2 x 64 rows of 32 + 8 padding) and b (2 x 32 rows of 64 + 8) in shared
-// memory, the first stage issued before the loop, each step issuing the next, waiting for
-// the current, one barrier, ldmatrix fragments (x4 for a, x4.trans for b), the mma, one
-// barrier. @odd: k = 100 is no multiple of 8 elements, so the operands are staged element
-// by element as packed k-pairs (i32 words) instead. @single: f32 keeps the fma path.
+// @main: rows of 16-byte-aligned chunks, so the k loop is a four-stage cp.async pipeline
+// in dynamic shared memory: four stages of a (4 x 64 rows of 32 + 8 padding, at offset 0)
+// and b (4 x 32 rows of 64 + 8, after it), three steps issued before the loop (a commit
+// group each), then per step: wait for all but the newest two groups, one barrier, issue
+// the step three ahead into the stage read a step ago, ldmatrix fragments (x4 for a, x4.trans for b), the
+// mma. @odd: k = 100 is no multiple of 8 elements, so the operands are staged element by
+// element as packed k-pairs (i32 words in static shared memory) with two barriers per
+// step. @single: f32 keeps the fma path.
 // RUN: strata-opt %s -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 matmul_min_tiles=132},token-dce,lower-tile-to-gpu" | filecheck %s
 // RUN: strata-translate %s --emit=ptx --arch sm_80 | filecheck %s --check-prefix=PTX
 
@@ -31,23 +33,30 @@ func.func @single(%a: tensor<64x96xf32>, %b: tensor<96x64xf32>) -> tensor<64x64x
 
 // CHECK-LABEL: func.func @main_matmul_0
 // CHECK-SAME:    gpu.block_size = 128
+// CHECK-SAME:    gpu.dynamic_shared_bytes = 38912
+// CHECK-SAME:    gpu.barriers = 1
 // CHECK-SAME:    tile.grid = array<i64: 16, 16>
-// CHECK-DAG:     memref.alloca() {alignment = 16 : i64} : memref<64x72xbf16, 3 : i64>
-// CHECK-DAG:     memref.alloca() {alignment = 16 : i64} : memref<128x40xbf16, 3 : i64>
+// CHECK-DAG:     memref.alloca() {gpu.dynamic_offset = 20480 : i64, alignment = 16 : i64} : memref<128x72xbf16, 3 : i64>
+// CHECK-DAG:     memref.alloca() {gpu.dynamic_offset = 0 : i64, alignment = 16 : i64} : memref<256x40xbf16, 3 : i64>
 // CHECK:         %{{.*}} = arith.minui
-// CHECK:         func.call @ptx.cp.async.cg.shared.global.16
+// CHECK:         scf.if
+// CHECK:           func.call @ptx.cp.async.cg.shared.global.16
+// CHECK:         func.call @ptx.cp.async.commit_group()
+// CHECK:         scf.if
+// CHECK:         func.call @ptx.cp.async.commit_group()
+// CHECK:         scf.if
 // CHECK:         func.call @ptx.cp.async.commit_group()
 // CHECK:         scf.for
+// CHECK-NEXT:      func.call @ptx.cp.async.wait_group.2()
+// CHECK-NEXT:      func.call @llvm.nvvm.barrier0()
 // CHECK:           scf.if
 // CHECK:             func.call @ptx.cp.async.cg.shared.global.16
 // CHECK:           func.call @ptx.cp.async.commit_group()
-// CHECK-NEXT:      func.call @ptx.cp.async.wait_group.1()
-// CHECK-NEXT:      func.call @llvm.nvvm.barrier0()
 // CHECK:           func.call @ptx.ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK:           func.call @ptx.ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK-COUNT-16:  func.call @ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// CHECK-NEXT:      func.call @llvm.nvvm.barrier0()
-// CHECK-NEXT:      scf.yield
+// CHECK-NOT:       barrier0
+// CHECK:           scf.yield
 
 // CHECK-LABEL: func.func @odd_matmul_0
 // CHECK-DAG:     memref.alloca() {alignment = 16 : i64} : memref<64x20xi32, 3 : i64>
@@ -65,6 +74,7 @@ func.func @single(%a: tensor<64x96xf32>, %b: tensor<96x64xf32>) -> tensor<64x64x
 // CHECK:         math.fma
 
 // PTX:     .target sm_80
+// PTX:     .extern .shared .align 16 .b8 main_matmul_0_dynamic_shared[];
 // PTX:     .entry main_matmul_0
 // PTX:     cp.async.cg.shared.global
 // PTX:     ldmatrix.sync.aligned.m8n8.x4.shared.b16
