@@ -1,10 +1,12 @@
 """GPU kernels and model forwards: Strata (target cuda) vs PyTorch eager, same card, same run.
 
-    python benchmarks/gpu_kernels.py [--repeat 30] [--json out.json] [--only rows matmul lowp models]
+    python benchmarks/gpu_kernels.py [--repeat 30] [--json out.json] [--only rows matmul lowp launch models]
 
 - rows: softmax and layernorm over the last axis (f32), also as GB/s (read + write once);
 - matmul: f32 square matmuls vs torch.matmul with TF32 off (CUDA cores, like Strata's);
 - lowp: bf16 and f16 square matmuls (tensor cores, f32 accumulation) vs torch.matmul (cuBLAS);
+- launch: host time per `launch()` of the 12-kernel transformer block, CUDA graph replay
+  against one launch per kernel (STRATA_CUDA_GRAPHS=0), and its device time both ways;
 - models: the bundled MLP and the transformer block at six small GPT-2-like sizes
   (batch x seq x d_model from 1x16x64 to 4x128x256; heads = d_model / 32, ff = 4 d_model).
 
@@ -46,7 +48,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--json")
-    p.add_argument("--only", nargs="+", default=["rows", "matmul", "lowp", "models"])
+    p.add_argument("--only", nargs="+", default=["rows", "matmul", "lowp", "launch", "models"])
     p.add_argument("--lowp-sizes", nargs="+", type=int, default=[1024, 2048, 4096, 8192])
     args = p.parse_args(argv)
 
@@ -139,6 +141,30 @@ def main(argv=None) -> int:
                 s, t = strata_time(exe), torch_time(lambda: torch.matmul(ta, tb))
                 report("lowp", f"{name} {n}^3", s, t, f"strata {2 * n**3 / s / 1e12:.1f} TFLOP/s, "
                        f"torch {2 * n**3 / t / 1e12:.1f} TFLOP/s, max rel err {error:.1e}")
+    if "launch" in args.only:
+        import os
+        import time
+
+        block = build_transformer_block(batch=4, seq=128, d_model=256, heads=8, d_ff=1024).build()
+        inputs = [rng.standard_normal(s, dtype=np.float32) * 0.1 for s in input_shapes(block)]
+        for graphs in ("1", "0"):
+            os.environ["STRATA_CUDA_GRAPHS"] = graphs
+            exe = strata.compile(block, target="cuda").run
+            exe.set_inputs(*inputs)
+            exe.launch()
+            cuda.synchronize()
+            calls = 300
+            start = time.perf_counter()
+            for _ in range(calls):
+                exe.launch()
+            host = (time.perf_counter() - start) / calls
+            cuda.synchronize()
+            gpu = strata_time(exe)
+            label = "CUDA graph replay" if graphs == "1" else "one launch per kernel"
+            print(f"launch  block 4x128x256, {len(exe.launches)} kernels, {label:22} host {host * 1e6:6.1f} us/call  "
+                  f"device {gpu * 1e3:7.4f} ms/call")
+            rows.append({"group": "launch", "case": label, "host_us": host * 1e6, "strata_ms": gpu * 1e3})
+        os.environ.pop("STRATA_CUDA_GRAPHS")
     if "models" in args.only:
         programs = [("mlp.mlir 32x512", (ROOT / "examples" / "mlp.mlir").read_text(), torch_mlp)]
         for batch, seq, d_model in SEED_001_BLOCKS:

@@ -16,7 +16,10 @@ writes constants (the params arena) once. A call copies the numpy inputs to the 
 launches each kernel with grid = the tile grid (one block per tile) and the kernel's block
 size (gpu.block_size: 256 threads, 128 for mma kernels), and copies the results back
 (synchronous, on the default stream).
-`launch()` runs only the kernels, on the inputs already on the device (benchmarks).
+`launch()` runs only the kernels, on the inputs already on the device (benchmarks). With
+cuda-bindings, a program of several kernels is captured into a CUDA graph at its first
+launch and replayed after (one driver call per call instead of one per kernel; the graph is
+captured again when an input's device pointer changes; `STRATA_CUDA_GRAPHS=0` turns it off).
 
 Inputs may also be device arrays: any object with `__cuda_array_interface__` (torch CUDA
 tensors, CuPy, Numba device arrays) or DLPack on a CUDA device (JAX, ...; through
@@ -43,7 +46,9 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import math
+import os
 import threading
+import weakref
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -229,6 +234,42 @@ class _Launcher:
             return
         raise StrataError("kernels with more than 48 KiB of shared memory need cuda-bindings or numba's launch_kernel")  # pragma: no cover
 
+    def capture(self, launches) -> object | None:
+        """`launches` ((function, grid, block, shared, arguments) each) captured once into an
+        instantiated CUDA graph, replayed by `replay` with one driver call; None where the
+        driver API (cuda-bindings) is not there or capture fails (launch one by one)."""
+        cu = self.cu
+        if cu is None or not launches:
+            return None
+        success = cu.CUresult.CUDA_SUCCESS
+        err, stream = cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING)
+        if err != success:
+            return None
+        try:
+            (err,) = cu.cuStreamBeginCapture(stream, cu.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            if err != success:
+                return None
+            for function, grid, block, shared, arguments in launches:
+                (err,) = cu.cuLaunchKernel(function.handle, grid, 1, 1, block, 1, 1, shared, stream, arguments, 0)
+                if err != success:
+                    break
+            end, graph = cu.cuStreamEndCapture(stream)
+            if err != success or end != success:
+                return None
+            err, executable = cu.cuGraphInstantiate(graph, 0)
+            cu.cuGraphDestroy(graph)
+            return executable if err == success else None
+        finally:
+            cu.cuStreamDestroy(stream)
+
+    def replay(self, graph) -> None:
+        (err,) = self.cu.cuGraphLaunch(graph, 0)
+        if err != self.cu.CUresult.CUDA_SUCCESS:
+            raise StrataError(f"cuGraphLaunch failed: {err}")
+
+    def release(self, graph) -> None:
+        self.cu.cuGraphExecDestroy(graph)
+
     def __call__(self, function, grid: int, block: int, shared: int, arguments) -> None:
         if self.numba_launch is not None:
             self.numba_launch(function.handle, grid, 1, 1, block, 1, 1, shared, 0, arguments)
@@ -256,6 +297,8 @@ class CudaExecutable:
         self.ptx = module_to_ptx(self.module, self.arch)[1]
         self.cuda_module = self._load(self.ptx) if self.ptx else None
         self.launcher = _Launcher()
+        self.use_graphs = os.environ.get("STRATA_CUDA_GRAPHS", "1") != "0"
+        self.graph = None
         self.lock = threading.Lock()
         """Held by a call from binding the inputs to copying the results out: the arenas,
         the input slots and the status word are the executable's, one call at a time."""
@@ -305,6 +348,7 @@ class CudaExecutable:
 
     def _build_arguments(self) -> None:
         status = self.status.device_ctypes_pointer.value
+        self._drop_graph()
         self.launches = [
             (name, function, grid, threads, shared,
              self.launcher.arguments([self.pointers[b] for b in buffers], 0, grid, status if checked else None))
@@ -363,9 +407,25 @@ class CudaExecutable:
         return device
 
     def launch(self) -> None:
-        """Run every kernel on the inputs already on the device (no copies, no sync)."""
+        """Run every kernel on the inputs already on the device (no copies, no sync): the
+        first launch with these pointers captures the kernels into a CUDA graph, later ones
+        replay it with one driver call (STRATA_CUDA_GRAPHS=0: one launch per kernel)."""
+        if self.graph is None and self.use_graphs and len(self.launches) > 1:
+            self.graph = self.launcher.capture([launch[1:] for launch in self.launches])
+            if self.graph is not None:
+                self.graph_release = weakref.finalize(self, self.launcher.release, self.graph)
+        if self.graph is not None:
+            self.launcher.replay(self.graph)
+            return
         for _, function, grid, threads, shared, arguments in self.launches:
             self.launcher(function, grid, threads, shared, arguments)
+
+    def _drop_graph(self) -> None:
+        """The launch arguments change: a captured graph is stale."""
+        release = getattr(self, "graph_release", None)
+        if release is not None:
+            release()
+        self.graph, self.graph_release = None, None
 
     def check_status(self) -> None:
         """Synchronize; raise ExecutionError if a range check failed (and clear it)."""
