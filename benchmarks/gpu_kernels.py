@@ -3,7 +3,8 @@
     python benchmarks/gpu_kernels.py [--repeat 30] [--json out.json] [--only rows matmul lowp launch models]
 
 - rows: softmax and layernorm over the last axis (f32), also as GB/s (read + write once);
-- matmul: f32 square matmuls vs torch.matmul with TF32 off (CUDA cores, like Strata's);
+- matmul: f32 square matmuls vs torch.matmul with TF32 off (CUDA cores, like Strata's), and
+  both with TF32 on (`allow_tf32=True`: tensor cores);
 - lowp: bf16 and f16 square matmuls (tensor cores, f32 accumulation) vs torch.matmul (cuBLAS);
 - launch: host time per `launch()` of the 12-kernel transformer block, CUDA graph replay
   against one launch per kernel (STRATA_CUDA_GRAPHS=0), and its device time both ways;
@@ -120,6 +121,13 @@ def main(argv=None) -> int:
             _, (ta, tb) = compare(exe, [a, b], torch.matmul, rtol=1e-3, atol=1e-2)
             s, t = strata_time(exe), torch_time(lambda: torch.matmul(ta, tb))
             report("matmul", f"f32 {n}^3", s, t, f"strata {2 * n**3 / s / 1e12:.1f} TFLOP/s, "
+                   f"torch {2 * n**3 / t / 1e12:.1f} TFLOP/s")
+            exe = strata.compile(g.build(), target="cuda", allow_tf32=True).run
+            torch.backends.cuda.matmul.allow_tf32 = True
+            _, (ta, tb) = compare(exe, [a, b], torch.matmul, rtol=2e-2, atol=5e-1)
+            s, t = strata_time(exe), torch_time(lambda: torch.matmul(ta, tb))
+            torch.backends.cuda.matmul.allow_tf32 = False
+            report("matmul", f"tf32 {n}^3 (both TF32)", s, t, f"strata {2 * n**3 / s / 1e12:.1f} TFLOP/s, "
                    f"torch {2 * n**3 / t / 1e12:.1f} TFLOP/s")
     if "lowp" in args.only:
         import ml_dtypes

@@ -107,10 +107,13 @@ def compile(
     entry: str | None = None,
     pipeline: str | None = None,
     fusion: bool = True,
+    allow_tf32: bool = False,
 ) -> Executable:
     """Compile a module for a registered target: "cpu" (JIT through cpu-pipeline), "cuda",
     or "reference" (the numpy interpreter). `pipeline` runs on (a copy of) the graph first;
-    `fusion=False` compiles one kernel per op (for ablations)."""
+    `fusion=False` compiles one kernel per op (for ablations). `allow_tf32` (target "cuda"
+    only) runs f32 matmuls on tensor cores as TF32: operands rounded to 10 mantissa bits,
+    f32 accumulation, relative errors around 1e-3 instead of 1e-6."""
     module = checked_module(module_or_text, "compile")
     if not isinstance(target, str):
         raise InputError(f"strata.compile: target must be a target name (str), got {type(target).__name__} {target!r}")
@@ -118,7 +121,12 @@ def compile(
     _checked_name(pipeline, "pipeline", "compile")
     module = with_pipeline(module, pipeline)
     checked_entry(module, entry)
-    compiled = target_named(target).compile(module, entry, fusion=fusion)
+    if not isinstance(allow_tf32, bool):
+        raise InputError(f"strata.compile: allow_tf32 must be a bool, got {type(allow_tf32).__name__}")
+    if allow_tf32 and target != "cuda":
+        raise InputError(f"strata.compile: allow_tf32 is for target 'cuda' (TF32 tensor cores), not '{target}'")
+    options = {"allow_tf32": True} if allow_tf32 else {}
+    compiled = target_named(target).compile(module, entry, fusion=fusion, **options)
     return Executable(entry, target, compiled, compiled.plan)
 
 

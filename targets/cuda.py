@@ -40,15 +40,23 @@ class GpuPipelinePass(PipelinePass):
     )
 
 
+    allow_tf32: bool = False
+    """f32 matmuls on tensor cores as TF32 (lower-tile-to-gpu{tf32=true})."""
+
+    def steps(self) -> str:
+        steps = super().steps()
+        return steps.replace("lower-tile-to-gpu,", "lower-tile-to-gpu{tf32=true},") if self.allow_tf32 else steps
+
+
 class CudaTarget(Target):
     name = "cuda"
     description = "an NVIDIA GPU: PTX from libNVVM, launched through Numba"
     pipeline = GpuPipelinePass
     emits = ("ptx",)
 
-    def compile(self, module: ModuleOp, entry: str | None = None, fusion: bool = True) -> CudaExecutable:
+    def compile(self, module: ModuleOp, entry: str | None = None, fusion: bool = True, allow_tf32: bool = False) -> CudaExecutable:
         cuda_runtime.require_cuda()  # before lowering: no GPU is a clear error, not a late one
-        return CudaExecutable(self.lowered_program(module, entry, fusion))
+        return CudaExecutable(self.lowered_program(module, entry, fusion, allow_tf32=allow_tf32))
 
     def emit(self, module: ModuleOp, kind: str, arch: str | None = None) -> str:
         if kind not in self.emits:

@@ -40,14 +40,14 @@ class Target(abc.ABC):
     emits: ClassVar[tuple[str, ...]] = ()
     """The `strata-translate --emit` kinds this target produces."""
 
-    def lower(self, module: ModuleOp, fusion: bool = True) -> None:
-        """Run the target's pipeline on `module` in place."""
+    def lower(self, module: ModuleOp, fusion: bool = True, **options: object) -> None:
+        """Run the target's pipeline on `module` in place (`options`: the pipeline's own)."""
         if self.pipeline is not None:
-            run_pipeline(module, self.pipeline(fusion=fusion).steps())
+            run_pipeline(module, self.pipeline(fusion=fusion, **options).steps())
 
-    def lowered_program(self, module: ModuleOp, entry: str | None, fusion: bool = True) -> LoweredProgram:
+    def lowered_program(self, module: ModuleOp, entry: str | None, fusion: bool = True, **options: object) -> LoweredProgram:
         """A lowered copy of `module` with its entry's signature and memory plan."""
-        lower: Callable[[ModuleOp], None] = lambda m: self.lower(m, fusion)
+        lower: Callable[[ModuleOp], None] = lambda m: self.lower(m, fusion, **options)
         return LoweredProgram.lower(module, entry, lower)
 
     @abc.abstractmethod

@@ -17,6 +17,8 @@ from test_gpu import check_on_gpu, inputs_for, lower, needs_gpu, needs_ptx_tools
 
 import strata
 from strata.lowering.tile_to_gpu.fragments import MmaFragments
+from strata.targets.cuda import GpuPipelinePass
+from strata.targets.passes import run_pipeline
 
 BF16_MMA = "ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
 F16_MMA = "ptx.mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
@@ -125,3 +127,59 @@ def test_misaligned_device_input_is_copied_not_read_in_place():
     (got,) = exe(view, inputs[1])
     np.testing.assert_array_equal(got.astype(np.float32), exe(*inputs)[0].astype(np.float32))
     assert np.max(np.abs(got.astype(np.float32) - want.astype(np.float32))) <= 0.02 * np.max(np.abs(want.astype(np.float32)))
+
+
+TF32_CASES = {
+    "tf32-pipelined-256": matmul(256, 256, 256, "f32"),
+    "tf32-partial-k-100x200x72": matmul(100, 200, 72, "f32"),
+    "tf32-odd-17x33x40": matmul(17, 33, 40, "f32"),
+    "tf32-transposed-b": matmul(65, 48, 80, "f32", props="transpose_b = true"),
+    "tf32-epilogue": matmul_bias_gelu(96, 160, 130, "f32"),
+}
+
+
+def lower_tf32(text: str):
+    module = strata.parse_module(text)
+    run_pipeline(module, GpuPipelinePass(allow_tf32=True).steps())
+    return module
+
+
+@pytest.mark.parametrize("case", list(TF32_CASES))
+def test_tf32_only_when_allowed(case):
+    text = TF32_CASES[case]
+    assert "tf32" not in str(lower(text))
+    lowered = str(lower_tf32(text))
+    assert "ptx.mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in lowered and "ptx.cvt.rna.tf32.f32" in lowered
+    assert ("ptx.cp.async" in lowered) == case.startswith(("tf32-pipelined", "tf32-partial"))
+
+
+@needs_ptx_tools
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_tf32_ptx_is_accepted_by_ptxas(arch):
+    from strata.lowering.nvvm.translate import module_to_ptx
+
+    for text in (TF32_CASES["tf32-pipelined-256"], TF32_CASES["tf32-odd-17x33x40"]):
+        ptx = module_to_ptx(lower_tf32(text), arch)[1]
+        assert "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in ptx and "cvt.rna.tf32.f32" in ptx
+        ptxas(ptx, arch)
+
+
+def test_allow_tf32_is_for_the_gpu_only():
+    with pytest.raises(strata.InputError, match="allow_tf32 is for target 'cuda'"):
+        strata.compile(TF32_CASES["tf32-odd-17x33x40"], target="cpu", allow_tf32=True)
+    with pytest.raises(strata.InputError, match="allow_tf32 must be a bool"):
+        strata.compile(TF32_CASES["tf32-odd-17x33x40"], target="cpu", allow_tf32="yes")
+
+
+@needs_gpu
+@pytest.mark.parametrize("case", list(TF32_CASES))
+def test_tf32_matmul_on_gpu(case):
+    """TF32 keeps 10 mantissa bits of each operand: errors of about 2^-11 relative per
+    product, against the reference's f32 (bounded here by 2e-3 of the largest result)."""
+    text = TF32_CASES[case]
+    inputs = inputs_for(text, case, np.random.default_rng(13))
+    (want,) = strata.interpret(text, *inputs)
+    (got,) = strata.compile(text, target="cuda", allow_tf32=True)(*inputs)
+    assert np.max(np.abs(got - want)) <= 2e-3 * np.max(np.abs(want))
+    (exact,) = strata.compile(text, target="cuda")(*inputs)
+    assert np.max(np.abs(exact - want)) <= 1e-5 * np.max(np.abs(want))  # off by default

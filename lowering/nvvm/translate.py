@@ -252,13 +252,15 @@ def bf16_bitcast(emitter: NvvmFunctionEmitter, op: arith.BitcastOp) -> ir.Value:
     return b.bitcast(value, emitter.scalar_type(op.result.type))
 
 
-def mma_template(kind: str) -> str:
-    return f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, {{$10,$11,$12,$13}};"
+def mma_template(kind: str, depth: int = 16) -> str:
+    return f"mma.sync.aligned.m16n8k{depth}.row.col.f32.{kind}.{kind}.f32 {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, {{$10,$11,$12,$13}};"
 
 
 INLINE_PTX = {
     "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32": mma_template("bf16"),
     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32": mma_template("f16"),
+    "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32": mma_template("tf32", 8),
+    "cvt.rna.tf32.f32": "cvt.rna.tf32.f32 $0, $1;",
     "ldmatrix.sync.aligned.m8n8.x4.shared.b16": "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0,$1,$2,$3}, [$4];",
     "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16": "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0,$1,$2,$3}, [$4];",
     "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16": "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0,$1}, [$2];",
@@ -268,7 +270,7 @@ INLINE_PTX = {
 }
 """The PTX a call of @ptx.<name> stands for: $n are its results, then its operands (an
 address is an i32 in shared memory, an index (i64) in global memory)."""
-PURE_PTX = ("mma.",)
+PURE_PTX = ("mma.", "cvt.")
 """Instructions without memory effects; every other one is a volatile asm that clobbers memory."""
 REGISTER_CONSTRAINTS = {FLOAT: "f", I32: "r", ir.IntType(64): "l"}
 

@@ -2,7 +2,9 @@
 
 A tensor-core mma multiplies 16-bit operands (bf16 or f16, widened to f32 by a `tile.map`
 of `arith.extf` in the tile IR, as lower-graph-to-tile writes every low-precision matmul)
-into an f32 accumulator with the warp-level `mma.sync.aligned.m16n8k16` instruction. Its
+into an f32 accumulator with the warp-level `mma.sync.aligned.m16n8k16` instruction, or,
+where the user allows TF32 (`lower-tile-to-gpu{tf32=true}`), f32 operands rounded to TF32
+with `mma.sync.aligned.m16n8k8.tf32`. Its
 accumulator lives in registers in the instruction's fragment layout (`MmaFragments`): the
 block's warps form a warps_m x warps_n grid over the tile, each warp owns a
 (rows / warps_m) x (columns / warps_n) part made of 16 x 8 instruction tiles, and in each
@@ -22,24 +24,47 @@ from strata.dialects import tile
 from strata.lowering.tile_to_gpu.threads import MicroTiles, ThreadMappedLowering
 
 WARP = 32
-INSTRUCTION_M, INSTRUCTION_N, INSTRUCTION_K = 16, 8, 16
-"""The shape of one `mma.sync.aligned.m16n8k16`: a 16 x 16 a, a 16 x 8 b and accumulator."""
+INSTRUCTION_M, INSTRUCTION_N = 16, 8
+"""The output shape of one `mma.sync.aligned.m16n8k*` (k 16 for bf16/f16, 8 for TF32)."""
 MAX_CELLS = 128
 """Accumulator registers per thread at most (a thread has 255, the fragments need more)."""
 
 
-def tensor_core_element(op: tile.MmaOp) -> Attribute | None:
-    """The 16-bit element type (bf16 or f16) when `op` runs on tensor cores: an f32
-    accumulator and both operands `tile.map`s that only widen tiles of that type."""
+@dataclass(frozen=True)
+class TensorCoreKind:
+    """The mma.sync instruction for an operand element type: bf16/f16 (k 16, two elements
+    per 32-bit fragment word) or f32 as TF32 (k 8, one element per word, rounded to TF32's
+    10-bit mantissa first)."""
+
+    element: Attribute
+    depth: int
+    per_word: int
+
+    @property
+    def instruction(self) -> str:
+        name = "tf32" if isinstance(self.element, Float32Type) else str(self.element)
+        return f"mma.sync.aligned.m16n8k{self.depth}.row.col.f32.{name}.{name}.f32"
+
+    @property
+    def tf32(self) -> bool:
+        return isinstance(self.element, Float32Type)
+
+
+def tensor_core_operands(op: tile.MmaOp, tf32: bool = False) -> tuple[TensorCoreKind, SSAValue, SSAValue] | None:
+    """(kind, a, b) when `op` runs on tensor cores: an f32 accumulator and both operands
+    `tile.map`s that only widen bf16 or f16 tiles of one type (a and b are those tiles), or,
+    with `tf32`, f32 operands (a and b are the operands)."""
     if not isinstance(op.acc.type.element_type, Float32Type):
         return None
-    sources = [widened_from(operand) for operand in (op.a, op.b)]
-    if sources[0] is None or sources[1] is None:
+    a, b = widened_from(op.a), widened_from(op.b)
+    if a is not None and b is not None:
+        element = a.type.element_type
+        if isinstance(element, BFloat16Type | Float16Type) and b.type.element_type == element:
+            return TensorCoreKind(element, 16, 2), a, b
         return None
-    element = sources[0].type.element_type
-    if not isinstance(element, BFloat16Type | Float16Type) or sources[1].type.element_type != element:
-        return None
-    return element
+    if tf32 and isinstance(op.a.type.element_type, Float32Type) and isinstance(op.b.type.element_type, Float32Type):
+        return TensorCoreKind(op.a.type.element_type, 8, 1), op.a, op.b
+    return None
 
 
 def widened_from(value: SSAValue) -> SSAValue | None:
@@ -132,10 +157,11 @@ class MmaFragments:
 AccumulatorLayout = MicroTiles | MmaFragments
 
 
-def accumulator_layout(op: tile.MmaOp, threads: int) -> AccumulatorLayout:
+def accumulator_layout(op: tile.MmaOp, threads: int, tf32: bool = False) -> AccumulatorLayout:
     """Tensor-core fragments where `op` qualifies and its tile fits them, else micro-tiles."""
     shape = op.acc.type.get_shape()
-    if tensor_core_element(op) is not None and shape[-1] and op.a.type.get_shape()[-1] % INSTRUCTION_K == 0:
+    operands = tensor_core_operands(op, tf32)
+    if operands is not None and op.a.type.get_shape()[-1] % operands[0].depth == 0:
         fragments = MmaFragments.of(shape, threads)
         if fragments is not None:
             return fragments

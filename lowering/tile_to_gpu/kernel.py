@@ -71,13 +71,16 @@ class GpuKernelLowering(ThreadMappedLowering):
     shared memory, lazy tiles read element by element, and stores deferred so that the
     stores of one tile position share one thread loop."""
 
-    def __init__(self, kernel: tile.KernelOp, block_size: int, naive_barriers: bool = False, mma_stages: int = 2):
+    def __init__(self, kernel: tile.KernelOp, block_size: int, naive_barriers: bool = False, mma_stages: int = 2,
+                 tf32: bool = False):
         super().__init__(kernel, block_size, Barriers(naive_barriers, lambda: self.call(BARRIER, [])))
         self.pending_stores: list[Store] = []
         self.shared_bytes = 0
         self.dynamic_shared_bytes = 0
         self.mma_stages = mma_stages
         """Shared-memory stages of a pipelined tensor-core k loop (tensor_core_loop.py)."""
+        self.tf32 = tf32
+        """f32 mma may run on tensor cores as TF32 (fragments.py)."""
         self.intrinsics: dict[str, tuple[tuple[Attribute, ...], tuple[Attribute, ...]]] = {}
         self.status_argument: SSAValue | None = None
 

@@ -106,6 +106,9 @@ class LowerTileToGpuPass(ModulePass):
     mma_stages: int = 4
     """Shared-memory stages of a tensor-core matmul's cp.async k loop (2 to 8; fewer where
     they would not fit DYNAMIC_SHARED_LIMIT)."""
+    tf32: bool = False
+    """f32 matmuls on tensor cores as TF32 (operands rounded to 10 mantissa bits, f32
+    accumulation): faster, less precise; off unless asked for (strata.compile(allow_tf32=True))."""
     barriers: str = "tracked"
     """"tracked" (from access dependencies) or "naive" (around every block code that writes)."""
 
@@ -122,7 +125,7 @@ class LowerTileToGpuPass(ModulePass):
         for kernel in [k for k in op.ops if isinstance(k, tile.KernelOp)]:
             has_mma = any(isinstance(inner, tile.MmaOp) for inner in kernel.walk())
             threads = self.mma_block_size if has_mma else self.block_size
-            lowering = GpuKernelLowering(kernel, threads, self.barriers == "naive", self.mma_stages)
+            lowering = GpuKernelLowering(kernel, threads, self.barriers == "naive", self.mma_stages, self.tf32)
             function = lowering.lower()
             needed.update(lowering.intrinsics)
             op.body.block.insert_op_after(function, kernel)

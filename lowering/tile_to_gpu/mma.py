@@ -93,7 +93,7 @@ def _mma(k: GpuKernelLowering, op: tile.MmaOp) -> None:
     shape = op.acc.type.get_shape()
     lead = len(shape) - 2
     element = op.acc.type.element_type
-    layout = accumulator_layout(op, k.block_size)
+    layout = accumulator_layout(op, k.block_size, k.tf32)
     if isinstance(layout, MmaFragments):
         tensor_core_mma(k, op, layout)
         return

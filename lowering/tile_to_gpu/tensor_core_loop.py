@@ -39,25 +39,26 @@ from xdsl.ir import Block, Region, SSAValue
 
 from strata.dialects import tile
 from strata.dialects.tile_types import element_bytes
-from strata.lowering.tile_to_gpu.fragments import INSTRUCTION_K, MmaFragments, accumulator_layout, tensor_core_element, widened_from
+from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind, accumulator_layout, tensor_core_operands
 from strata.lowering.tile_to_gpu.kernel import DYNAMIC_SHARED_LIMIT, INLINE_PTX_PREFIX, WARP, GpuKernelLowering
-from strata.lowering.tile_to_gpu.tensor_cores import instruction, multiply_fragments
+from strata.lowering.tile_to_gpu.tensor_cores import instruction, multiply_fragments, to_tf32
 from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values
 from strata.lowering.tile_to_loops.kernel import Partition, static_value
 
-CHUNK = 8
-"""Elements per cp.async copy and per ldmatrix row (16 bytes of 16-bit elements)."""
-PAD = 8
-"""Elements of padding per shared row."""
+CHUNK_BYTES = 16
+"""Bytes per cp.async copy and per ldmatrix row."""
 
 
 @dataclass
 class Operand:
     """One operand of the pipelined loop: its partition, the tile indices of its load
-    (None where the loop index goes), and its shared stages."""
+    (None where the loop index goes), elements per 16-byte chunk, elements of padding per
+    shared row, and its shared stages."""
 
     partition: Partition
     indices: list[SSAValue | None]
+    chunk: int
+    padding: int
     shared: SSAValue | None = None
 
     @property
@@ -69,45 +70,53 @@ class Operand:
         return self.partition.tile_shape[-1]
 
 
-def aligned_rows(partition: Partition) -> bool:
-    """Whether every 8-element chunk of the view's rows starts 16 bytes after an aligned base."""
+def aligned_rows(partition: Partition, chunk: int) -> bool:
+    """Whether every `chunk`-element piece of the view's rows starts 16 bytes after an aligned base."""
     view = partition.view
     *outer, inner = view.get_strides()
     return (
-        inner == 1 and view.offset.data % CHUNK == 0 and view.get_shape()[-1] % CHUNK == 0
-        and all(s % CHUNK == 0 for s in outer) and partition.tile_shape[-1] % CHUNK == 0
+        inner == 1 and view.offset.data % chunk == 0 and view.get_shape()[-1] % chunk == 0
+        and all(s % chunk == 0 for s in outer) and partition.tile_shape[-1] % chunk == 0
     )  # fmt: skip
 
 
-def pipelined_operands(k: GpuKernelLowering, op: scf.ForOp) -> tuple[tile.MmaOp, Operand, Operand, int] | None:
-    """The mma, its two operands and the stages that fit when `op` is a k loop this file
-    lowers, else None."""
+def pipelined_operands(k: GpuKernelLowering, op: scf.ForOp) -> tuple[TensorCoreKind, Operand, Operand, int] | None:
+    """The tensor-core kind, the two operands and the stages that fit when `op` is a k loop
+    this file lowers, else None."""
     body = op.body.block
     index = body.args[0]
     ops = list(body.ops)
-    if len(op.iter_args) != 1 or len(ops) != 6 or static_value(k.values[op.lb]) != 0 or static_value(k.values[op.step]) != 1:
+    if len(op.iter_args) != 1 or len(ops) < 2 or static_value(k.values[op.lb]) != 0 or static_value(k.values[op.step]) != 1:
         return None
     mma, yielded = ops[-2], ops[-1]
     if not isinstance(mma, tile.MmaOp) or yielded.operands[0] is not mma.result or mma.acc is not body.args[1]:
         return None
-    if tensor_core_element(mma) is None or not isinstance(accumulator_layout(mma, k.block_size), MmaFragments):
+    matched = tensor_core_operands(mma, k.tf32)
+    if matched is None or not isinstance(accumulator_layout(mma, k.block_size, k.tf32), MmaFragments):
         return None
+    kind, *sources = matched
+    if len(ops) != (6 if kind.per_word == 2 else 4):  # two loads (and two widening maps), the mma, the yield
+        return None
+    size = element_bytes(kind.element)
+    chunk = CHUNK_BYTES // size
     operands = []
-    for widened, k_axis in ((mma.a, -1), (mma.b, -2)):
-        load = widened_from(widened).owner
+    for source, k_axis in zip(sources, (-1, -2)):
+        load = source.owner
         if not isinstance(load, tile.LoadViewTkoOp) or load.parent_block() is not body:
             return None
         indices = list(load.indices)
         if indices[k_axis] is not index or any(i is index for n, i in enumerate(indices) if n != len(indices) + k_axis):
             return None
         partition = k.values[load.view]
-        if not aligned_rows(partition):
+        if not aligned_rows(partition, chunk):
             return None
-        operands.append(Operand(partition, [None if i is index else k.values[i] for i in indices]))
+        # b of TF32 is read 4 bytes at a time (no ldmatrix.trans): rows of 8 x (odd) words.
+        padding = 2 * chunk if kind.tf32 and k_axis == -2 else chunk
+        operands.append(Operand(partition, [None if i is index else k.values[i] for i in indices], chunk, padding))
     a, b = operands
-    per_stage = (a.rows * (a.columns + PAD) + b.rows * (b.columns + PAD)) * element_bytes(tensor_core_element(mma))
+    per_stage = (a.rows * (a.columns + a.padding) + b.rows * (b.columns + b.padding)) * size
     stages = min(k.mma_stages, (DYNAMIC_SHARED_LIMIT - k.shared_bytes - k.dynamic_shared_bytes) // per_stage)
-    return (mma, a, b, stages) if stages >= 2 else None
+    return (kind, a, b, stages) if stages >= 2 else None
 
 
 def address(k: GpuKernelLowering, buffer: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
@@ -142,14 +151,14 @@ def issue_copies(k: GpuKernelLowering, operand: Operand, step: SSAValue, stage: 
     extents = k.valid_extents(partition, origin)
     zeros = [k.index(0)] * (len(shape) - 2)
     base = k.element_offset(partition.view, origin, [*zeros, k.index(0), k.index(0)])
-    per_row = operand.columns // CHUNK
+    per_row = operand.columns // operand.chunk
     chunks = operand.rows * per_row
     full, empty = (k.emit(arith.ConstantOp(IntegerAttr(n, i32))) for n in (16, 0))
     first_row = k.mul(stage, k.index(operand.rows))
     for first in range(0, chunks, k.block_size):
         chunk = k.add(k.thread, k.index(first))
         row = k.emit(arith.DivUIOp(chunk, k.index(per_row)))
-        column = k.mul(k.emit(arith.RemUIOp(chunk, k.index(per_row))), k.index(CHUNK))
+        column = k.mul(k.emit(arith.RemUIOp(chunk, k.index(per_row))), k.index(operand.chunk))
         inside = k.all_of([k.emit(arith.CmpiOp(row, extents[-2], "ult")), k.emit(arith.CmpiOp(column, extents[-1], "ult"))])
         offset = k.emit(arith.SelectOp(inside, k.element_offset(partition.view, origin, [*zeros, row, column]), base))
         size = k.emit(arith.SelectOp(inside, full, empty))
@@ -164,36 +173,60 @@ def issue_copies(k: GpuKernelLowering, operand: Operand, step: SSAValue, stage: 
             copy()
 
 
-def multiply_stage(k: GpuKernelLowering, layout: MmaFragments, a: Operand, b: Operand, stage: SSAValue,
-                   name: str, sums: list[SSAValue]) -> list[SSAValue]:
+def multiply_stage(k: GpuKernelLowering, layout: MmaFragments, kind: TensorCoreKind, a: Operand, b: Operand,
+                   stage: SSAValue, sums: list[SSAValue]) -> list[SSAValue]:
     """The accumulator registers after the k steps of the tiles in shared stage `stage`."""
-    warp_row, warp_column, _, _ = layout.lane_origin(k)
+    warp_row, warp_column, group, thread_in_group = layout.lane_origin(k)
     lane = k.emit(arith.RemUIOp(k.thread, k.index(WARP)))
     lane_row = k.emit(arith.RemUIOp(lane, k.index(16)))
-    lane_column = k.mul(k.emit(arith.DivUIOp(lane, k.index(16))), k.index(CHUNK))
+    lane_column = k.mul(k.emit(arith.DivUIOp(lane, k.index(16))), k.index(a.chunk))
     a_rows = k.add(k.mul(stage, k.index(a.rows)), k.add(warp_row, lane_row))
-    b_rows = k.add(k.mul(stage, k.index(b.rows)), lane_row)
+    b_first = k.mul(stage, k.index(b.rows))
     sums = list(sums)
-    for step in range(a.columns // INSTRUCTION_K):
-        depth = step * INSTRUCTION_K
+    for step in range(a.columns // kind.depth):
+        depth = step * kind.depth
         a_fragments = [
             ptx(k, "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
                 [address(k, a.shared, [k.add(a_rows, k.index(16 * tm)), k.add(lane_column, k.index(depth))])], 4)
             for tm in range(layout.tiles_m)
         ]  # fmt: skip
-        b_fragments: list[list[SSAValue]] = []
-        row = k.add(b_rows, k.index(depth))
-        for tn in range(0, layout.tiles_n, 2):
-            column = k.add(warp_column, k.index(8 * tn))
-            if tn + 1 < layout.tiles_n:
-                at = address(k, b.shared, [row, k.add(column, lane_column)])
-                loaded = ptx(k, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", [at], 4)
-                b_fragments += [loaded[:2], loaded[2:]]
-            else:
-                at = address(k, b.shared, [row, column])
-                b_fragments.append(ptx(k, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", [at], 2))
-        multiply_fragments(k, layout, name, a_fragments, b_fragments, sums)
+        if kind.tf32:
+            a_fragments = [[to_tf32(k, word) for word in fragment] for fragment in a_fragments]
+            b_fragments = tf32_b_fragments(k, layout, b, k.add(b_first, k.index(depth)), warp_column, group, thread_in_group)
+        else:
+            b_fragments = b16_b_fragments(k, layout, b, k.add(k.add(b_first, lane_row), k.index(depth)), warp_column, lane_column)
+        multiply_fragments(k, layout, instruction(kind), a_fragments, b_fragments, sums)
     return sums
+
+
+def b16_b_fragments(k: GpuKernelLowering, layout: MmaFragments, b: Operand, row: SSAValue, warp_column: SSAValue,
+                    lane_column: SSAValue) -> list[list[SSAValue]]:
+    """The b fragments of a 16-deep step of 16-bit elements: ldmatrix.trans, two
+    instruction columns at a time (lane l gives the address of k row l % 16)."""
+    fragments: list[list[SSAValue]] = []
+    for tn in range(0, layout.tiles_n, 2):
+        column = k.add(warp_column, k.index(8 * tn))
+        if tn + 1 < layout.tiles_n:
+            at = address(k, b.shared, [row, k.add(column, lane_column)])
+            loaded = ptx(k, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", [at], 4)
+            fragments += [loaded[:2], loaded[2:]]
+        else:
+            at = address(k, b.shared, [row, column])
+            fragments.append(ptx(k, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", [at], 2))
+    return fragments
+
+
+def tf32_b_fragments(k: GpuKernelLowering, layout: MmaFragments, b: Operand, row: SSAValue, warp_column: SSAValue,
+                     group: SSAValue, thread_in_group: SSAValue) -> list[list[SSAValue]]:
+    """The b fragments of an 8-deep TF32 step: k rows t and t + 4 at column g of each
+    instruction column, read one f32 at a time and rounded to TF32."""
+    rows = [k.add(row, thread_in_group), k.add(k.add(row, thread_in_group), k.index(4))]
+    fragments = []
+    for tn in range(layout.tiles_n):
+        column = k.add(k.add(warp_column, group), k.index(8 * tn))
+        words = [k.emit(arith.BitcastOp(k.emit(memref.LoadOp.get(b.shared, [r, column])), i32)) for r in rows]
+        fragments.append([to_tf32(k, w) for w in words])
+    return fragments
 
 
 def pipelined_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
@@ -202,11 +235,11 @@ def pipelined_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
     matched = pipelined_operands(k, op)
     if matched is None:
         return False
-    mma, a, b, stages = matched
-    element = tensor_core_element(mma)
-    layout = accumulator_layout(mma, k.block_size)
+    kind, a, b, stages = matched
+    mma = op.body.block.last_op.operands[0].owner
+    layout = accumulator_layout(mma, k.block_size, k.tf32)
     for operand in (a, b):
-        operand.shared = k.shared_alloca([stages * operand.rows, operand.columns + PAD], element, dynamic=True)
+        operand.shared = k.shared_alloca([stages * operand.rows, operand.columns + operand.padding], kind.element, dynamic=True)
     start = cell_values(k, k.tile_of(op.iter_args[0]), layout)
     steps = k.values[op.ub]
 
@@ -226,7 +259,7 @@ def pipelined_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
     ahead = k.add(step, k.index(stages - 1))
     issue(ahead, k.emit(arith.RemUIOp(ahead, k.index(stages))))
     stage = k.emit(arith.RemUIOp(step, k.index(stages)))
-    k.emit(scf.YieldOp(*multiply_stage(k, layout, a, b, stage, instruction(element), list(block.args[1:]))))
+    k.emit(scf.YieldOp(*multiply_stage(k, layout, kind, a, b, stage, list(block.args[1:]))))
     k.cursor = outer
     loop = k.emit(scf.ForOp(k.index(0), steps, k.index(1), start, Region(block)))
     rows = k.valid_extents(a.partition, tile_origin(k, a, k.index(0)))[-2]

@@ -17,6 +17,10 @@ mma.sync per instruction tile. The instruction is inline PTX (`func.call @ptx.mm
 the NVVM translation). Products of 16-bit values are exact in f32, but the instruction's
 f32 sum of its 16 products is not IEEE round-to-nearest (the hardware aligns and truncates):
 results differ from the fma path by a few f32 ulps of the sum (docs/gpu-backend.md).
+
+TF32 (f32 operands, `lower-tile-to-gpu{tf32=true}`): one element per word, rounded to
+TF32 (`cvt.rna.tf32.f32`: 10 mantissa bits, to nearest, ties away from zero) as it is
+staged, and `mma.sync.aligned.m16n8k8.tf32` per 8-deep step: the same words t and t + 4.
 """
 
 from __future__ import annotations
@@ -24,24 +28,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import BFloat16Type, FloatAttr, IntegerAttr, f32, i16, i32
-from xdsl.ir import Attribute, SSAValue
+from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, f32, i16, i32
+from xdsl.ir import SSAValue
 
 from strata.dialects import tile
-from strata.lowering.tile_to_gpu.fragments import INSTRUCTION_K, MmaFragments, tensor_core_element
+from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind, tensor_core_operands
 from strata.lowering.tile_to_gpu.kernel import INLINE_PTX_PREFIX, GpuKernelLowering
 from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values, register_tile_in
 from strata.lowering.tile_to_loops.kernel import LoadedTile, Tile
 
 MMA_SIGNATURE = ((i32,) * 6 + (f32,) * 4, (f32,) * 4)
-"""mma.sync m16n8k16 with 16-bit operands: four a and two b words, four f32 accumulators in and out."""
-WORDS_PER_STEP = INSTRUCTION_K // 2
-"""32-bit words along k per instruction step (two 16-bit elements each)."""
+"""mma.sync m16n8k16 (16-bit) or m16n8k8 (TF32): four a and two b words, four f32
+accumulators in and out."""
+WORDS_PER_STEP = 8
+"""32-bit words along k per instruction step (16 elements of 16 bits, or 8 of TF32)."""
+TF32_ROUNDING = "cvt.rna.tf32.f32"
 
 
-def instruction(element: Attribute) -> str:
-    kind = "bf16" if isinstance(element, BFloat16Type) else "f16"
-    return f"{INLINE_PTX_PREFIX}mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32"
+def instruction(kind: TensorCoreKind) -> str:
+    return INLINE_PTX_PREFIX + kind.instruction
+
+
+def to_tf32(k: GpuKernelLowering, bits: SSAValue) -> SSAValue:
+    """The f32 whose bits are the i32 `bits` rounded to TF32 (nearest, ties away), as an i32."""
+    return k.call(INLINE_PTX_PREFIX + TF32_ROUNDING, [bits], ((i32,), (i32,)))
 
 
 def a_padding(words: int) -> int:
@@ -56,21 +66,26 @@ def b_padding(columns: int) -> int:
 
 
 def element_bits(k: GpuKernelLowering, value: Tile, indices: list[SSAValue], shape: Sequence[int], element) -> SSAValue:
-    """The bits of value[indices] as the low half of an i32: zero outside the extent."""
+    """The bits of value[indices] (16-bit: in the low half of an i32; f32: rounded to
+    TF32): zero outside the extent."""
     clamped = list(indices)
     inside = k.clamp(clamped, value.extents, shape)
     x = k.read(value, clamped)
     if inside is not None:
         zero = k.emit(arith.ConstantOp(FloatAttr(0.0, element)))
         x = k.emit(arith.SelectOp(inside, x, zero))
+    if isinstance(element, Float32Type):
+        return to_tf32(k, k.emit(arith.BitcastOp(x, i32)))
     return k.emit(arith.ExtUIOp(k.emit(arith.BitcastOp(x, i16)), i32))
 
 
-def stage_words(k: GpuKernelLowering, value: Tile, shape: Sequence[int], element, k_axis: int) -> SSAValue:
-    """The 16-bit matrix tile `value` ([1.., rows, cols]) in shared memory as words of
-    two elements adjacent along `k_axis` (0 for b, 1 for a; see the module docstring)."""
+def stage_words(k: GpuKernelLowering, value: Tile, shape: Sequence[int], kind: TensorCoreKind, k_axis: int) -> SSAValue:
+    """The matrix tile `value` ([1.., rows, cols]) in shared memory as fragment words:
+    two 16-bit elements adjacent along `k_axis` (0 for b, 1 for a; see the module
+    docstring), or one TF32 element."""
     *lead, rows, cols = shape
-    words = [rows, cols // 2] if k_axis == 1 else [rows // 2, cols]
+    element, pair = kind.element, kind.per_word == 2
+    words = [rows, cols // kind.per_word] if k_axis == 1 else [rows // kind.per_word, cols]
     padding = a_padding(words[1]) if k_axis == 1 else b_padding(words[1])
     staged = k.shared_alloca([words[0], words[1] + padding], i32)
     strides = value.view.get_strides() if isinstance(value, LoadedTile) else None
@@ -82,12 +97,16 @@ def stage_words(k: GpuKernelLowering, value: Tile, shape: Sequence[int], element
         word = [None, None]
         for position, axis in enumerate(order):
             word[axis] = walked[position]
-        low = list(word)
-        low[k_axis] = k.mul(word[k_axis], k.index(2))
-        high = list(low)
-        high[k_axis] = k.add(low[k_axis], k.index(1))
-        low_bits, high_bits = (element_bits(k, value, [*zeros, *at], shape, element) for at in (low, high))
-        packed = k.emit(arith.OrIOp(low_bits, k.emit(arith.ShLIOp(high_bits, k.emit(arith.ConstantOp(IntegerAttr(16, i32)))))))
+        if pair:
+            low = list(word)
+            low[k_axis] = k.mul(word[k_axis], k.index(2))
+            high = list(low)
+            high[k_axis] = k.add(low[k_axis], k.index(1))
+            low_bits, high_bits = (element_bits(k, value, [*zeros, *at], shape, element) for at in (low, high))
+            sixteen = k.emit(arith.ConstantOp(IntegerAttr(16, i32)))
+            packed = k.emit(arith.OrIOp(low_bits, k.emit(arith.ShLIOp(high_bits, sixteen))))
+        else:
+            packed = element_bits(k, value, [*zeros, *word], shape, element)
         k.note_write(staged, word, None)
         k.effect(lambda: k.emit(memref.StoreOp.get(packed, staged, word)))
 
@@ -108,14 +127,14 @@ def multiply_fragments(k: GpuKernelLowering, layout: MmaFragments, name: str, a_
 
 def warp_steps(k: GpuKernelLowering, layout: MmaFragments, a_words: SSAValue, b_words: SSAValue,
                depth: int, name: str, start: list[SSAValue]) -> list[SSAValue]:
-    """This thread's accumulator registers after `depth` (a multiple of 16) steps of k."""
+    """This thread's accumulator registers after `depth` (a multiple of 8) words of k."""
     k.note_read(a_words, (), None)
     k.note_read(b_words, (), None)
     warp_row, warp_column, group, thread_in_group = layout.lane_origin(k)
     row = k.add(warp_row, group)
     column = k.add(warp_column, group)
     sums = list(start)
-    for step in range(depth // INSTRUCTION_K):
+    for step in range(depth // WORDS_PER_STEP):
         first = k.add(thread_in_group, k.index(step * WORDS_PER_STEP))
         second = k.add(first, k.index(4))
         a_fragments = [
@@ -133,24 +152,24 @@ def warp_steps(k: GpuKernelLowering, layout: MmaFragments, a_words: SSAValue, b_
 
 def tensor_core_mma(k: GpuKernelLowering, op: tile.MmaOp, layout: MmaFragments) -> None:
     """acc += a @ b on tensor cores (see the module docstring)."""
-    element = tensor_core_element(op)
+    kind, *operands = tensor_core_operands(op, k.tf32)
     sources = []
-    for operand in (op.a, op.b):
-        narrow = operand.owner.inputs[0]
-        value = k.tile_of(narrow)
+    for operand in operands:
+        value = k.tile_of(operand)
         if register_tile_in(value) is not None:
-            value = k.spill(value, narrow.type.get_shape(), element)
-        sources.append((value, narrow.type.get_shape()))
+            value = k.spill(value, operand.type.get_shape(), kind.element)
+        sources.append((value, operand.type.get_shape()))
     (a, a_shape), (b, b_shape) = sources
     acc = k.tile_of(op.acc)
     lead = len(layout.shape) - 2
     extents = [*acc.extents[:lead], a.extents[-2], b.extents[-1]]
     start = cell_values(k, acc, layout)
-    a_words = stage_words(k, a, a_shape, element, k_axis=1)
-    b_words = stage_words(k, b, b_shape, element, k_axis=0)
+    a_words = stage_words(k, a, a_shape, kind, k_axis=1)
+    b_words = stage_words(k, b, b_shape, kind, k_axis=0)
     sums: list[SSAValue] = []
+    depth = a_shape[-1] // kind.per_word
     code, accesses = k.block_code(
-        lambda: sums.extend(warp_steps(k, layout, a_words, b_words, a_shape[-1], instruction(element), start))
+        lambda: sums.extend(warp_steps(k, layout, a_words, b_words, depth, instruction(kind), start))
     )
     k.place_inline(code, accesses)
     k.values[op.result] = RegisterTile(sums, layout, extents)

@@ -85,5 +85,5 @@ def carried_in_registers(k: ThreadMappedLowering, arg: SSAValue) -> AccumulatorL
     mma = uses[0].operation
     if mma.acc is not arg or not yielded_in_place(mma):
         return None
-    layout = accumulator_layout(mma, k.block_size)
+    layout = accumulator_layout(mma, k.block_size, k.tf32)
     return layout if layout.active == k.block_size else None
