@@ -14,7 +14,13 @@
 // element as packed k-pairs (i32 words in static shared memory) with two barriers per
 // step. @single: f32 keeps the fma path.
 // RUN: strata-opt %s -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 matmul_min_tiles=132},token-dce,lower-tile-to-gpu" | filecheck %s
+// RUN: strata-opt %s -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 matmul_min_tiles=132},token-dce,lower-tile-to-gpu{tf32=true mma_stages=2}" | filecheck %s --check-prefix=TF32
 // RUN: strata-translate %s --emit=ptx --arch sm_80 | filecheck %s --check-prefix=PTX
+// RUN: not strata-opt %s -p "lower-tile-to-gpu{mma_stages=1}" 2>&1 | filecheck %s --check-prefix=STAGES
+//
+// TF32 (tf32=true; two stages asked for): the f32 matmul of @single runs
+// mma.sync.m16n8k8.tf32 on the cp.async path (32 x 32 tiles: stages of 32 x (32 + 4) and 32 x (32 + 8)
+// f32), each fragment word rounded by cvt.rna.tf32.f32; the bf16 matmuls are unchanged.
 
 func.func @main(%a: tensor<1024x96xbf16>, %b: tensor<96x1024xbf16>) -> tensor<1024x1024xbf16> {
   %0 = "graph.matmul"(%a, %b) : (tensor<1024x96xbf16>, tensor<96x1024xbf16>) -> tensor<1024x1024xbf16>
@@ -84,3 +90,15 @@ func.func @single(%a: tensor<64x96xf32>, %b: tensor<96x64xf32>) -> tensor<64x64x
 // PTX:     mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX:     .entry single_matmul_0
 // PTX-NOT: mma.sync
+
+// TF32-LABEL: func.func @main_matmul_0
+// TF32:         ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// TF32-LABEL: func.func @single_matmul_0
+// TF32-SAME:    gpu.dynamic_shared_bytes = 19456
+// TF32-NOT:     math.fma
+// TF32:         func.call @ptx.cp.async.wait_group.0()
+// TF32:         func.call @ptx.ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// TF32:         func.call @ptx.cvt.rna.tf32.f32
+// TF32:         func.call @ptx.mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+
+// STAGES: lower-tile-to-gpu: mma_stages must be in [2, 8], got 1
