@@ -1,11 +1,12 @@
 """GPU kernels and model forwards: Strata (target cuda) vs PyTorch eager, same card, same run.
 
-    python benchmarks/gpu_kernels.py [--repeat 30] [--json out.json] [--only rows matmul lowp launch models]
+    python benchmarks/gpu_kernels.py [--repeat 30] [--json out.json] [--only rows matmul lowp attention launch models]
 
 - rows: softmax and layernorm over the last axis (f32), also as GB/s (read + write once);
 - matmul: f32 square matmuls vs torch.matmul with TF32 off (CUDA cores, like Strata's), and
   both with TF32 on (`allow_tf32=True`: tensor cores);
 - lowp: bf16 and f16 square matmuls (tensor cores, f32 accumulation) vs torch.matmul (cuBLAS);
+- attention: bf16 attention forward (flash kernel) vs torch's scaled_dot_product_attention;
 - launch: host time per `launch()` of the 12-kernel transformer block, CUDA graph replay
   against one launch per kernel (STRATA_CUDA_GRAPHS=0), and its device time both ways;
 - models: the bundled MLP and the transformer block at six small GPT-2-like sizes
@@ -49,7 +50,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--json")
-    p.add_argument("--only", nargs="+", default=["rows", "matmul", "lowp", "launch", "models"])
+    p.add_argument("--only", nargs="+", default=["rows", "matmul", "lowp", "attention", "launch", "models"])
     p.add_argument("--lowp-sizes", nargs="+", type=int, default=[1024, 2048, 4096, 8192])
     args = p.parse_args(argv)
 
@@ -149,6 +150,28 @@ def main(argv=None) -> int:
                 s, t = strata_time(exe), torch_time(lambda: torch.matmul(ta, tb))
                 report("lowp", f"{name} {n}^3", s, t, f"strata {2 * n**3 / s / 1e12:.1f} TFLOP/s, "
                        f"torch {2 * n**3 / t / 1e12:.1f} TFLOP/s, max rel err {error:.1e}")
+    if "attention" in args.only:
+        import ml_dtypes
+
+        F = torch.nn.functional
+        for seq, head, causal in [(1024, 64, False), (1024, 64, True), (1024, 128, True), (4096, 64, True), (4096, 128, False)]:
+            batch, heads = 2, 8
+            shape = (batch, heads, seq, head)
+            q, k, v = (rng.standard_normal(shape, dtype=np.float32).astype(ml_dtypes.bfloat16) for _ in range(3))
+            g = strata.Graph("attention")
+            g.output(ops.attention(*(g.input(n, shape, "bf16") for n in "qkv"), scale=head**-0.5, causal=causal))
+            exe = strata.compile(g.build(), target="cuda").run
+            tq, tk, tv = (torch.from_numpy(x.astype(np.float32)).cuda().to(torch.bfloat16) for x in (q, k, v))
+            sdpa = lambda: F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)  # noqa: E731
+            got, want = exe(q, k, v)[0].astype(np.float32), sdpa().float().cpu().numpy()
+            error = float(np.max(np.abs(got - want)))
+            if error > 0.05:
+                raise SystemExit(f"attention mismatch: max |Δ| = {error}")
+            exe.set_inputs(q, k, v)
+            s, t = strata_time(exe), torch_time(sdpa)
+            flops = 4 * batch * heads * seq * seq * head / (2 if causal else 1)
+            report("attn", f"bf16 {batch}x{heads}x{seq}x{head}{' causal' if causal else ''}", s, t,
+                   f"strata {flops / s / 1e12:.1f} TFLOP/s, SDPA {flops / t / 1e12:.1f} TFLOP/s")
     if "launch" in args.only:
         import os
         import time

@@ -59,6 +59,10 @@ class TileCostModel:
     """For f16/bf16 operands, matmul_m and matmul_n times this and matmul_bytes times its
     square: the GPU's tensor cores keep the accumulator in registers, stage 16-bit
     operands at half the bytes and need larger tiles to keep up with them."""
+    flash_attention: bool = False
+    """graph.attention of bf16/f16 with head sizes of 16 to 128 (powers of two) as the fused
+    kernel marked `tile.flash_attention`, which lower-tile-to-gpu replaces by its own
+    tensor-core kernel (the GPU; flash_attention.py there)."""
     fused_attention: bool = True
     """graph.attention as one kernel with an online softmax (attention.py); False: three
     kernels (scores, softmax, values), the GPU's form."""

@@ -34,7 +34,8 @@ class GpuPipelinePass(PipelinePass):
     STEPS = (
         "fuse-patterns,canonicalize,cse,fuse-elementwise,"
         "lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 dot_k=32 "
-        "matmul_bytes=40960 matmul_min_tiles=132 pretranspose_rows=256 matmul_16bit_scale=2 fused_attention=false},"
+        "matmul_bytes=40960 matmul_min_tiles=132 pretranspose_rows=256 matmul_16bit_scale=2 flash_attention=true "
+        "fused_attention=false},"
         "token-dce,dedupe-kernels,"
         "lower-tile-to-gpu,plan-memory,verify-memory-plan"
     )

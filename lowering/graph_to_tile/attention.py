@@ -1,6 +1,9 @@
 """graph.attention in `lower-graph-to-tile`: one fused kernel with an online softmax (the
 CPU), or three kernels (scores, softmax, values) where the cost model says
-`fused_attention=false` (the GPU pipeline).
+`fused_attention=false` (the GPU pipeline). With `flash_attention` (the GPU pipeline),
+bf16/f16 attention with head sizes in FLASH_HEADS is the fused kernel marked
+`tile.flash_attention` (k read transposed in place, no workspace), which lower-tile-to-gpu
+replaces by its tensor-core flash kernel; the other attention takes the three kernels.
 
 The fused kernel runs one instance per (batch..., block of QUERY_BLOCK queries). It walks
 the keys in blocks of KEY_BLOCK, carrying per query row the running maximum m, the
@@ -25,7 +28,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType, f32, i64
+from xdsl.dialects.builtin import BFloat16Type, BoolAttr, DictionaryAttr, Float16Type, FloatAttr, TensorType, f32, f64, i1, i64
 from xdsl.ir import Block, SSAValue
 
 from strata.dialects import graph, tile
@@ -42,13 +45,32 @@ QUERY_BLOCK = 64
 KEY_BLOCK = 128
 
 
+FLASH_HEADS = (16, 32, 64, 128)
+"""Head sizes (of q/k and of v) the GPU's flash kernel takes."""
+
+
 @register_tile_lowering(graph.AttentionOp)
 def lower_attention(op: graph.AttentionOp, p: ProgramLowering) -> None:
     # No keys (or no queries) is the empty-softmax identity the three kernels implement.
-    if not p.cost.fused_attention or 0 in shape_of(op.q.type)[-2:] + shape_of(op.v.type)[-2:] or not fused_tiles_fit(op):
+    empty = 0 in shape_of(op.q.type)[-2:] + shape_of(op.v.type)[-2:]
+    if p.cost.flash_attention and not empty and flash_eligible(op, p):
+        fused_kernel(op, p, flash=True)
+    elif not p.cost.fused_attention or empty or not fused_tiles_fit(op):
         three_kernels(op, p)
     else:
         fused_kernel(op, p)
+
+
+def flash_eligible(op: graph.AttentionOp, p: ProgramLowering) -> bool:
+    """bf16/f16 q, k and v with head sizes in FLASH_HEADS, read along contiguous rows of
+    whole 16-byte chunks (other strides multiples of 8 elements)."""
+    element = op.q.type.element_type
+    if not isinstance(element, (Float16Type, BFloat16Type)) or any(v.type.element_type != element for v in (op.k, op.v)):
+        return False
+    if shape_of(op.q.type)[-1] not in FLASH_HEADS or shape_of(op.v.type)[-1] not in FLASH_HEADS:
+        return False
+    strides = [p.operand(v)[2] for v in (op.q, op.k, op.v)]
+    return all(s[-1] == 1 and all(outer % 8 == 0 for outer in s[:-1]) for s in strides)
 
 
 def three_kernels(op: graph.AttentionOp, p: ProgramLowering) -> None:
@@ -89,10 +111,18 @@ def fused_tiles_fit(op: graph.AttentionOp) -> bool:
     return largest * element_bytes(compute_element(op.result.type)) <= MAX_TILE_BYTES
 
 
-def fused_kernel(op: graph.AttentionOp, p: ProgramLowering) -> None:
+def fused_kernel(op: graph.AttentionOp, p: ProgramLowering, flash: bool = False) -> None:
+    """The fused kernel (module docstring); `flash` marks it `tile.flash_attention` with
+    its scale and causality, for lower-tile-to-gpu to replace by its tensor-core kernel."""
     params = op.params()
     q_buffer, q_type, q_strides = p.operand(op.q)
-    k_buffer, k_type, k_strides = pretransposed(p, "attention", *p.operand(op.k))  # [..., D, Sk]
+    if flash:  # k itself, viewed transposed: the GPU kernel reads its rows
+        k_buffer, k_type, k_strides = p.operand(op.k)
+        *outer, keys_stride, depth_stride = k_strides
+        k_type = TensorType(k_type.element_type, [*shape_of(k_type)[:-2], *reversed(shape_of(k_type)[-2:])])
+        k_strides = (*outer, depth_stride, keys_stride)
+    else:
+        k_buffer, k_type, k_strides = pretransposed(p, "attention", *p.operand(op.k))  # [..., D, Sk]
     v_buffer, v_type, v_strides = p.operand(op.v)
     out_type = op.result.type
     *batch, queries, depth = shape_of(q_type)
@@ -157,7 +187,12 @@ def fused_kernel(op: graph.AttentionOp, p: ProgramLowering) -> None:
     if compute != element:
         result = k.map([result], element, lambda block, a: Emitter(block)(arith.TruncFOp(a[0], element)))
     k.store(result, out_part, [*batch_ids, query_block, zero])
-    p.launch(k, buffers)
+    marks = {}
+    if flash:
+        marks["tile.flash_attention"] = DictionaryAttr(
+            {"scale": FloatAttr(params["scale"], f64), "causal": BoolAttr(params["causal"], i1)}
+        )
+    p.launch(k, buffers, attributes=marks)
     p.bind(op.result, out)
 
 

@@ -10,7 +10,7 @@ An op without a lowering is reported, never skipped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
@@ -78,7 +78,8 @@ class ProgramLowering:
         self.kernels += 1
         return f"{self.function_name}_{label}_{self.kernels - 1}"
 
-    def launch(self, kernel: KernelBuilder, args: Sequence[SSAValue], in_place: Sequence[int] = ()) -> None:
+    def launch(self, kernel: KernelBuilder, args: Sequence[SSAValue], in_place: Sequence[int] = (),
+               attributes: Mapping[str, Attribute] | None = None) -> None:
         """Add the kernel and launch it; `in_place` lists inputs whose elements it reads at
         exactly the positions it writes (the planner may give the output their memory).
         A kernel with an empty grid (it writes a zero-size result) is never launched: it
@@ -88,6 +89,7 @@ class ProgramLowering:
         finished = kernel.finish()
         if in_place:
             finished.attributes["tile.in_place"] = DenseArrayBase.from_list(i64, list(in_place))
+        finished.attributes.update(attributes or {})
         self.module.body.block.add_op(finished)
         self.body.add_op(tile.LaunchOp(kernel.name, args))
 

@@ -261,6 +261,9 @@ INLINE_PTX = {
     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32": mma_template("f16"),
     "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32": mma_template("tf32", 8),
     "cvt.rna.tf32.f32": "cvt.rna.tf32.f32 $0, $1;",
+    "cvt.rn.bf16x2.f32": "cvt.rn.bf16x2.f32 $0, $1, $2;",
+    "cvt.rn.f16x2.f32": "cvt.rn.f16x2.f32 $0, $1, $2;",
+    "unpack.f16x2.f32": "{ .reg .b16 low, high; mov.b32 {low, high}, $2; cvt.f32.f16 $0, low; cvt.f32.f16 $1, high; }",
     "ldmatrix.sync.aligned.m8n8.x4.shared.b16": "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0,$1,$2,$3}, [$4];",
     "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16": "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0,$1,$2,$3}, [$4];",
     "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16": "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0,$1}, [$2];",
@@ -270,7 +273,7 @@ INLINE_PTX = {
 }
 """The PTX a call of @ptx.<name> stands for: $n are its results, then its operands (an
 address is an i32 in shared memory, an index (i64) in global memory)."""
-PURE_PTX = ("mma.", "cvt.")
+PURE_PTX = ("mma.", "cvt.", "unpack.")
 """Instructions without memory effects; every other one is a volatile asm that clobbers memory."""
 REGISTER_CONSTRAINTS = {FLOAT: "f", I32: "r", ir.IntType(64): "l"}
 

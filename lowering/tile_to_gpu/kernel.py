@@ -124,7 +124,7 @@ class GpuKernelLowering(ThreadMappedLowering):
         self.thread = self.special_register("tid.x")
         self.threads = self.index(self.block_size)
         self.bind_program_ids(block)
-        self.lower_region(kernel.body.block)
+        self.lower_body()
         self.emit(func.ReturnOp())
         if self.shared_bytes > SHARED_BYTES_LIMIT:
             raise StrataError(
@@ -144,6 +144,10 @@ class GpuKernelLowering(ThreadMappedLowering):
             function.attributes["tile.error"] = StringAttr("; ".join(self.error_messages))
         self.carry_kernel_attributes(function)
         return function
+
+    def lower_body(self) -> None:
+        """The kernel's code after its prologue: its body, op by op."""
+        self.lower_region(self.kernel.body.block)
 
     def lower_region(self, block: Block) -> None:
         """The ops of a kernel or loop body (up to its terminator); stores are deferred to

@@ -83,7 +83,7 @@ from xdsl.passes import ModulePass
 
 from strata.dialects import tile
 # ops and mma are imported for their registrations in GPU_LOWERINGS.
-from strata.lowering.tile_to_gpu import mma, ops  # noqa: F401
+from strata.lowering.tile_to_gpu import flash_attention, mma, ops  # noqa: F401
 from strata.lowering.tile_to_gpu.kernel import (
     DEFAULT_BLOCK_SIZE,
     DEFAULT_MMA_BLOCK_SIZE,
@@ -125,7 +125,11 @@ class LowerTileToGpuPass(ModulePass):
         for kernel in [k for k in op.ops if isinstance(k, tile.KernelOp)]:
             has_mma = any(isinstance(inner, tile.MmaOp) for inner in kernel.walk())
             threads = self.mma_block_size if has_mma else self.block_size
-            lowering = GpuKernelLowering(kernel, threads, self.barriers == "naive", self.mma_stages, self.tf32)
+            options = (self.barriers == "naive", self.mma_stages, self.tf32)
+            if flash_attention.MARK in kernel.attributes:
+                lowering = flash_attention.FlashAttentionLowering(kernel, flash_attention.THREADS, *options)
+            else:
+                lowering = GpuKernelLowering(kernel, threads, *options)
             function = lowering.lower()
             needed.update(lowering.intrinsics)
             op.body.block.insert_op_after(function, kernel)

@@ -131,9 +131,9 @@ def address(k: GpuKernelLowering, buffer: SSAValue, indices: Sequence[SSAValue])
     return k.emit(arith.IndexCastOp(at, i32)) if k.is_shared(buffer) else at
 
 
-def ptx(k: GpuKernelLowering, name: str, operands: Sequence[SSAValue], results: int = 0) -> list[SSAValue]:
+def ptx(k: GpuKernelLowering, name: str, operands: Sequence[SSAValue], results: int = 0, result_type=i32) -> list[SSAValue]:
     """A call of the inline PTX instruction `name` (see the NVVM translation)."""
-    call = k.call(INLINE_PTX_PREFIX + name, list(operands), (tuple(v.type for v in operands), (i32,) * results))
+    call = k.call(INLINE_PTX_PREFIX + name, list(operands), (tuple(v.type for v in operands), (result_type,) * results))
     return list(call.owner.results) if call is not None else []
 
 

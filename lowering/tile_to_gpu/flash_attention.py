@@ -1,0 +1,283 @@
+"""graph.attention on tensor cores: the kernel lower-graph-to-tile marks `tile.flash_attention`
+(its fused online-softmax kernel over bf16/f16 q, k, v; see graph_to_tile/attention.py) is
+replaced here by a flash-attention kernel; the marked kernel's body is its meaning, which
+this kernel computes with the same online softmax, in f32, rounding only the output.
+
+One block of 4 warps per (batch..., 64 queries); warp w owns query rows 16w .. 16w + 15 and
+keeps everything about them in registers, in mma.sync fragment layouts:
+
+- q (64 x D) is copied to shared memory once (cp.async) and read into a fragments (ldmatrix);
+- key blocks of 64 stream through two shared stages of k (64 x D) and v (64 x Dv), the
+  copies of block j + 1 in flight while block j is used;
+- s = scale · q kᵀ: mma.sync with k's rows as b fragments (ldmatrix on k rows: k is b
+  transposed), keys past the end and (causal) past the query masked to -inf;
+- the running row maximum m (quad shuffles: a row's values are spread over 4 lanes), the
+  row sums l (per lane; summed over the quad at the end), o = o · exp(m - m') + p v, with
+  p = exp(s - m') converted to 16-bit pairs that are exactly the a fragments of the next
+  mma (an s accumulator tile's layout is an a fragment's), v's b fragments by ldmatrix.trans;
+- out = o / l, rounded to the output type, stored by the lanes that hold it.
+
+A causal block stops at the diagonal key block. No scores leave the registers: the plan has
+no S x S workspace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import BFloat16Type, DictionaryAttr, Float16Type, FloatAttr, IndexType, IntegerAttr, f32, i32
+from xdsl.ir import Block, Region, SSAValue
+
+from strata.dialects import tile
+from strata.dialects.tile_types import TensorViewType
+from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind
+from strata.lowering.tile_to_gpu.kernel import WARP, GpuKernelLowering
+from strata.lowering.tile_to_gpu.ops import butterfly
+from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, address, b16_b_fragments, issue_copies, ptx
+from strata.lowering.tile_to_gpu.tensor_cores import instruction, multiply_fragments
+from strata.lowering.tile_to_loops.kernel import Partition
+from strata.support.errors import StrataError
+
+QUERIES = 64
+KEYS = 64
+THREADS = 128
+CHUNK = 8
+"""16-bit elements per 16-byte copy; rows of shared tiles are padded by one chunk."""
+MARK = "tile.flash_attention"
+
+
+@dataclass(frozen=True)
+class Flash:
+    """What the kernel needs of the marked kernel: its buffers, views and parameters."""
+
+    q: tuple[SSAValue, TensorViewType]
+    k: tuple[SSAValue, TensorViewType]
+    v: tuple[SSAValue, TensorViewType]
+    out: tuple[SSAValue, TensorViewType]
+    scale: float
+    causal: bool
+
+    @staticmethod
+    def of(lowering: GpuKernelLowering) -> Flash:
+        kernel = lowering.kernel
+        mark = kernel.attributes[MARK]
+        views = {op.buffer: op.result.type for op in kernel.body.block.ops if isinstance(op, tile.MakeTensorViewOp)}
+        args = kernel.body.block.args
+        if not (
+            isinstance(mark, DictionaryAttr) and isinstance(mark.data.get("scale"), FloatAttr)
+            and isinstance(mark.data.get("causal"), IntegerAttr) and len(args) == 4 and all(a in views for a in args)
+            and isinstance(views[args[0]].element_type, BFloat16Type | Float16Type)
+        ):  # fmt: skip
+            raise StrataError(
+                f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} needs {{scale: f64, causal: bool}} on a kernel "
+                "of four viewed 16-bit buffers (q, k transposed, v, out), as lower-graph-to-tile writes it"
+            )
+        q, k_transposed, v, out = args
+        keys_view = views[k_transposed]
+        *outer, depth_stride, keys_stride = keys_view.get_strides()
+        *batch, depth, keys = keys_view.get_shape()
+        k_view = TensorViewType((*batch, keys, depth), keys_view.element_type, (*outer, keys_stride, depth_stride), keys_view.offset.data)
+        return Flash(
+            (lowering.values[q], views[q]), (lowering.values[k_transposed], k_view), (lowering.values[v], views[v]),
+            (lowering.values[out], views[out]), mark.data["scale"].value.data, bool(mark.data["causal"].value.data),
+        )  # fmt: skip
+
+
+class FlashAttentionLowering(GpuKernelLowering):
+    """A kernel marked `tile.flash_attention`, lowered as the flash kernel of the module
+    docstring instead of op by op."""
+
+    def lower_body(self) -> None:
+        flash_kernel(self, Flash.of(self))
+
+
+def operand(k: GpuKernelLowering, buffer_view: tuple[SSAValue, TensorViewType], rows: int, indices) -> Operand:
+    buffer, view = buffer_view
+    *outer, inner = view.get_strides()
+    if inner != 1 or view.offset.data % CHUNK or any(s % CHUNK for s in outer):
+        raise StrataError(f"lower-tile-to-gpu: @{k.kernel.sym_name.data}: flash attention needs rows of 16-byte chunks")
+    shape = (*(1,) * (len(view.get_shape()) - 2), rows, view.get_shape()[-1])
+    return Operand(Partition(buffer, view, shape), list(indices), CHUNK, CHUNK)
+
+
+def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
+    *batch_ids, query_block = k.program_ids
+    element = flash.q[1].element_type
+    kind = TensorCoreKind(element, 16, 2)
+    queries, depth = flash.q[1].get_shape()[-2:]
+    keys, width = flash.v[1].get_shape()[-2:]
+    zero = k.index(0)
+    q = operand(k, flash.q, QUERIES, [*batch_ids, query_block, zero])
+    keys_operand = operand(k, flash.k, KEYS, [*batch_ids, None, zero])
+    values = operand(k, flash.v, KEYS, [*batch_ids, None, zero])
+    q.shared = k.shared_alloca([QUERIES, depth + CHUNK], element, dynamic=True)
+    keys_operand.shared = k.shared_alloca([2 * KEYS, depth + CHUNK], element, dynamic=True)
+    values.shared = k.shared_alloca([2 * KEYS, width + CHUNK], element, dynamic=True)
+
+    blocks = k.index(-(-keys // KEYS))
+    if flash.causal:  # query block b sees key blocks 0 .. b (QUERIES == KEYS)
+        blocks = k.emit(arith.MinUIOp(k.add(query_block, k.index(1)), blocks))
+
+    def issue(block: SSAValue, stage: SSAValue) -> None:
+        def copies() -> None:
+            issue_copies(k, keys_operand, block, stage)
+            issue_copies(k, values, block, stage)
+
+        k.guarded(k.emit(arith.CmpiOp(block, blocks, "ult")), copies)
+        ptx(k, "cp.async.commit_group", [])
+
+    issue_copies(k, q, zero, zero)
+    ptx(k, "cp.async.commit_group", [])
+    issue(zero, zero)
+    ptx(k, "cp.async.wait_group.1", [])
+    k.barriers.barrier()
+
+    scores = MmaFragments((QUERIES, KEYS), 4, 1)
+    output = MmaFragments((QUERIES, width), 4, 1)
+    warp_row, _, group, thread_in_group = scores.lane_origin(k)
+    lane = k.emit(arith.RemUIOp(k.thread, k.index(WARP)))
+    lane_row = k.emit(arith.RemUIOp(lane, k.index(16)))
+    lane_column = k.mul(k.emit(arith.DivUIOp(lane, k.index(16))), k.index(CHUNK))
+    q_fragments = [
+        ptx(k, "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+            [address(k, q.shared, [k.add(warp_row, lane_row), k.add(lane_column, k.index(16 * step))])], 4)
+        for step in range(depth // 16)
+    ]  # fmt: skip
+    first_row = k.add(k.mul(query_block, k.index(QUERIES)), k.add(warp_row, group))
+    rows = [first_row, k.add(first_row, k.index(8))]
+
+    minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
+    start = [minus_infinity, minus_infinity, nothing, nothing] + [nothing] * (4 * output.tiles_n)
+    body = Block(arg_types=[IndexType(), *(v.type for v in start)])
+    outer, k.cursor = k.cursor, body
+    block, carried = body.args[0], list(body.args[1:])
+    largest, totals, acc = carried[:2], carried[2:4], carried[4:]
+    ptx(k, "cp.async.wait_group.0", [])
+    k.barriers.barrier()
+    following = k.add(block, k.index(1))
+    issue(following, k.emit(arith.RemUIOp(following, k.index(2))))
+    stage_row = k.mul(k.emit(arith.RemUIOp(block, k.index(2))), k.index(KEYS))
+
+    s = [nothing] * (4 * scores.tiles_n)
+    for step in range(depth // 16):
+        k_fragments = key_fragments(k, keys_operand, stage_row, lane, step)
+        multiply_fragments(k, scores, instruction(kind), [q_fragments[step]], k_fragments, s)
+    s = masked_scores(k, flash, s, block, rows, thread_in_group, keys)
+
+    new_largest, probabilities, new_totals, corrections = [], list(s), [], []
+    for row in range(2):
+        mine = [s[n] for n in range(len(s)) if (n % 4) // 2 == row]
+        row_max = butterfly(k, fold(k, mine, arith.MaximumfOp), 4, lambda a, b: k.emit(arith.MaximumfOp(a, b)))
+        new = k.emit(arith.MaximumfOp(largest[row], row_max))
+        # A row with every key masked so far keeps m = -inf: exponents against 0 instead of NaN.
+        finite = k.emit(arith.SelectOp(k.emit(arith.CmpfOp(new, minus_infinity, "oeq")), nothing, new))
+        for n in range(len(s)):
+            if (n % 4) // 2 == row:
+                probabilities[n] = k.emit(xmath.ExpOp(k.emit(arith.SubfOp(s[n], finite))))
+        correction = k.emit(xmath.ExpOp(k.emit(arith.SubfOp(largest[row], finite))))
+        row_sum = fold(k, [probabilities[n] for n in range(len(s)) if (n % 4) // 2 == row], arith.AddfOp)
+        new_totals.append(k.emit(arith.AddfOp(k.emit(arith.MulfOp(totals[row], correction)), row_sum)))
+        new_largest.append(new)
+        corrections.append(correction)
+    acc = [k.emit(arith.MulfOp(value, corrections[(n % 4) // 2])) for n, value in enumerate(acc)]
+
+    for step in range(KEYS // 16):
+        # The a fragment of 16 keys: s tiles 2 step and 2 step + 1 (registers c0..c3 each).
+        pairs = [(probabilities[8 * step + n], probabilities[8 * step + n + 1]) for n in (0, 2, 4, 6)]
+        high, low = split_pairs(k, element, pairs)
+        v_row = k.add(k.add(stage_row, lane_row), k.index(16 * step))
+        v_fragments = b16_b_fragments(k, output, values, v_row, zero, lane_column)
+        multiply_fragments(k, output, instruction(kind), [high], v_fragments, acc)
+        multiply_fragments(k, output, instruction(kind), [low], v_fragments, acc)
+    k.emit(scf.YieldOp(*new_largest, *new_totals, *acc))
+    k.cursor = outer
+    loop = k.emit(scf.ForOp(zero, blocks, k.index(1), start, Region(body))).owner
+    totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in loop.results[2:4]]
+    store_output(k, flash, list(loop.results[4:]), totals, rows, thread_in_group, batch_ids, queries, output)
+
+
+def split_pairs(k: GpuKernelLowering, element, pairs: list[tuple[SSAValue, SSAValue]]) -> tuple[list[SSAValue], list[SSAValue]]:
+    """f32 pairs as two fragments of 16-bit pairs, high + low: p = high + low to 16 (bf16) or
+    22 (f16) bits, so that p v rounds like f32 p, as the reference computes it (one
+    fragment would round p to 8 or 11 bits)."""
+    bf16 = isinstance(element, BFloat16Type)
+    pack = "cvt.rn.bf16x2.f32" if bf16 else "cvt.rn.f16x2.f32"
+    high, low = [], []
+    for first, second in pairs:
+        word = ptx(k, pack, [second, first], 1)[0]  # the first (lower k) element in the low half
+        if bf16:
+            sixteen = k.emit(arith.ConstantOp(IntegerAttr(16, i32)))
+            upper = k.emit(arith.ConstantOp(IntegerAttr(-65536, i32)))
+            rounded = [k.emit(arith.BitcastOp(k.emit(arith.ShLIOp(word, sixteen)), f32)),
+                       k.emit(arith.BitcastOp(k.emit(arith.AndIOp(word, upper)), f32))]  # fmt: skip
+        else:
+            rounded = ptx(k, "unpack.f16x2.f32", [word], 2, f32)
+        residuals = [k.emit(arith.SubfOp(value, back)) for value, back in zip((first, second), rounded)]
+        high.append(word)
+        low.append(ptx(k, pack, [residuals[1], residuals[0]], 1)[0])
+    return high, low
+
+
+def constant(k: GpuKernelLowering, value: float) -> SSAValue:
+    return k.emit(arith.ConstantOp(FloatAttr(value, f32)))
+
+
+def fold(k: GpuKernelLowering, values: list[SSAValue], op) -> SSAValue:
+    total = values[0]
+    for value in values[1:]:
+        total = k.emit(op(total, value))
+    return total
+
+
+def key_fragments(k: GpuKernelLowering, keys: Operand, stage_row: SSAValue, lane: SSAValue, step: int) -> list[list[SSAValue]]:
+    """The b fragments of kᵀ for head step `step` (16 deep) and all 8 key columns: k's rows
+    are b's columns, so plain ldmatrix on k rows gives them, two key columns per x4 (lanes
+    0-7 and 16-23 address keys 0-7 and 8-15 at head column 0, lanes 8-15 and 24-31 at 8)."""
+    key = k.add(k.emit(arith.RemUIOp(lane, k.index(8))), k.mul(k.emit(arith.DivUIOp(lane, k.index(16))), k.index(8)))
+    column = k.add(k.mul(k.emit(arith.RemUIOp(k.emit(arith.DivUIOp(lane, k.index(8))), k.index(2))), k.index(8)),
+                   k.index(16 * step))  # fmt: skip
+    fragments = []
+    for pair in range(KEYS // 16):
+        row = k.add(k.add(stage_row, key), k.index(16 * pair))
+        loaded = ptx(k, "ldmatrix.sync.aligned.m8n8.x4.shared.b16", [address(k, keys.shared, [row, column])], 4)
+        fragments += [loaded[:2], loaded[2:]]
+    return fragments
+
+
+def masked_scores(k: GpuKernelLowering, flash: Flash, s: list[SSAValue], block: SSAValue, rows: list[SSAValue],
+                  thread_in_group: SSAValue, keys: int) -> list[SSAValue]:
+    """scale · s, -inf for keys past the end and (causal) past the query row."""
+    scale, minus_infinity = constant(k, flash.scale), constant(k, float("-inf"))
+    first_key = k.add(k.mul(block, k.index(KEYS)), k.mul(thread_in_group, k.index(2)))
+    masked = []
+    for n, value in enumerate(s):
+        tile_column, register = divmod(n, 4)
+        key = k.add(first_key, k.index(8 * tile_column + register % 2))
+        outside = k.emit(arith.CmpiOp(key, k.index(keys), "uge"))
+        if flash.causal:
+            outside = k.emit(arith.OrIOp(outside, k.emit(arith.CmpiOp(key, rows[register // 2], "ugt"))))
+        masked.append(k.emit(arith.SelectOp(outside, minus_infinity, k.emit(arith.MulfOp(value, scale)))))
+    return masked
+
+
+def store_output(k: GpuKernelLowering, flash: Flash, acc: list[SSAValue], totals: list[SSAValue], rows: list[SSAValue],
+                 thread_in_group: SSAValue, batch_ids: list[SSAValue], queries: int, output: MmaFragments) -> None:
+    """out = acc / l, rounded to the output type, stored where the query row exists."""
+    buffer, view = flash.out
+    element = view.element_type
+    inverse = [k.emit(arith.DivfOp(constant(k, 1.0), total)) for total in totals]
+    origin = [*batch_ids, k.index(0), k.index(0)]
+    for row in range(2):
+        def store(row=row) -> None:
+            for n in range(len(acc)):
+                tile_column, register = divmod(n, 4)
+                if register // 2 != row:
+                    continue
+                column = k.add(k.mul(thread_in_group, k.index(2)), k.index(8 * tile_column + register % 2))
+                value = k.emit(arith.TruncFOp(k.emit(arith.MulfOp(acc[n], inverse[row])), element))
+                offset = k.element_offset(view, origin, [*[k.index(0)] * len(batch_ids), rows[row], column])
+                k.emit(memref.StoreOp.get(value, buffer, [offset]))
+
+        k.guarded(k.emit(arith.CmpiOp(rows[row], k.index(queries), "ult")), store)

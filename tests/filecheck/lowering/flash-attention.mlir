@@ -1,0 +1,50 @@
+// graph.attention of bf16 on the GPU: lower-graph-to-tile{flash_attention=true} emits the
+// fused online-softmax kernel with k read transposed in place (no transpose kernel, no
+// workspace: the only buffer is the result) and marks it tile.flash_attention with its
+// scale and causality; lower-tile-to-gpu replaces it by the flash kernel: 128 threads, q
+// and two stages of k and v blocks (64 rows each, rows padded by 8) in dynamic shared
+// memory, ldmatrix fragments, mma.sync for q kᵀ and p v (p split into two bf16 fragments),
+// quad shuffles for the row maximum and the final row sums, one barrier per key block.
+// f32 attention keeps the three kernels (scores, softmax, values).
+// RUN: strata-opt %s -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 flash_attention=true fused_attention=false}" | filecheck %s --check-prefix=TILE
+// RUN: strata-opt %s -p gpu-pipeline | filecheck %s
+
+func.func @flash(%q: tensor<2x100x64xbf16>, %k: tensor<2x100x64xbf16>, %v: tensor<2x100x64xbf16>) -> tensor<2x100x64xbf16> {
+  %o = graph.attention %q, %k, %v {scale = 0.125 : f64, causal = true} : (tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>) -> tensor<2x100x64xbf16>
+  func.return %o : tensor<2x100x64xbf16>
+}
+
+func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x64x32xf32>) -> tensor<1x64x32xf32> {
+  %o = graph.attention %q, %k, %v {scale = 0.125 : f64, causal = false} : (tensor<1x64x32xf32>, tensor<1x64x32xf32>, tensor<1x64x32xf32>) -> tensor<1x64x32xf32>
+  func.return %o : tensor<1x64x32xf32>
+}
+
+// TILE-LABEL: func.func @flash
+// TILE-NEXT:    [[OUT:%[0-9]+]] = tile.buffer : memref<12800xbf16>
+// TILE-NEXT:    tile.launch @flash_attention_0(%q, %k, %v, [[OUT]])
+// TILE-NEXT:    func.return [[OUT]]
+// TILE:       tile.kernel @flash_attention_0
+// TILE-SAME:    tile.flash_attention = {scale = 1.250000e-01 : f64, causal = true}
+// TILE:         tile.make_tensor_view %{{.*}} : memref<12800xbf16> -> !tile.tensor_view<2x64x100xbf16, strides [6400, 1, 64], offset 0>
+
+// CHECK-LABEL: func.func @flash_attention_0
+// CHECK-SAME:    gpu.block_size = 128
+// CHECK-SAME:    gpu.dynamic_shared_bytes = 46080
+// CHECK-SAME:    gpu.barriers = 2
+// CHECK:         func.call @ptx.cp.async.wait_group.1()
+// CHECK:         func.call @ptx.ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK:         scf.for
+// CHECK:           func.call @ptx.cp.async.wait_group.0()
+// CHECK-NEXT:      func.call @llvm.nvvm.barrier0()
+// CHECK-COUNT-32:  func.call @ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK:           func.call @llvm.nvvm.shfl.sync.bfly.f32
+// CHECK:           math.exp
+// CHECK:           func.call @ptx.cvt.rn.bf16x2.f32
+// CHECK-COUNT-8:   func.call @ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK:           scf.yield
+// CHECK:         func.call @llvm.nvvm.shfl.sync.bfly.f32
+// CHECK:         memref.store %{{.*}} : memref<12800xbf16>
+
+// CHECK-LABEL: func.func @wide_attention_scores_0
+// CHECK-LABEL: func.func @wide_attention_softmax_1
+// CHECK-LABEL: func.func @wide_attention_values_2

@@ -1,0 +1,113 @@
+"""Flash attention on the GPU (lowering/tile_to_gpu/flash_attention.py): bf16/f16 attention
+with head sizes 16..128 is one tensor-core kernel with an online softmax and no S x S
+workspace; other attention keeps the three kernels. Without a GPU: which attention takes
+which path, the plan, ptxas. With a GPU: results against the reference at odd sizes,
+causal and not, cross attention, head sizes 16 to 128, within the ulps the CPU suite allows
+the GPU (4: the score matmul's accumulation on tensor cores)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import strata
+from programs import single_op
+from strata.support.dtypes import NUMPY_DTYPES
+from strata.targets.cuda import GpuPipelinePass
+from strata.targets.passes import run_pipeline
+from targets import ptxas
+from test_cpu import low_precision_ulps
+from test_gpu import lower, needs_gpu, needs_ptx_tools
+
+CASES = {
+    "heads-2x4x128x64-causal-bf16": ((2, 4, 128, 64), (2, 4, 128, 64), (2, 4, 128, 64), "bf16", True),
+    "partial-150x128-f16": ((1, 150, 128), (1, 150, 128), (1, 150, 128), "f16", False),
+    "tiny-3x17x32-causal-bf16": ((3, 17, 32), (3, 17, 32), (3, 17, 32), "bf16", True),
+    "cross-70x130-v128-bf16": ((2, 70, 64), (2, 130, 64), (2, 130, 128), "bf16", False),
+    "causal-queries-past-keys-f16": ((1, 100, 64), (1, 40, 64), (1, 40, 16), "f16", True),
+    "head-16-33-f16": ((2, 33, 16), (2, 33, 16), (2, 33, 16), "f16", False),
+    "long-1x2x1024x128-causal-bf16": ((1, 2, 1024, 128), (1, 2, 1024, 128), (1, 2, 1024, 128), "bf16", True),
+}
+
+
+def attention(q, k, v, dtype, causal, scale=None) -> str:
+    scale = 1 / np.sqrt(q[-1]) if scale is None else scale
+    out = (*q[:-1], v[-1])
+    props = f"scale = {scale:.17g} : f64, causal = {str(causal).lower()}"
+    return single_op("graph.attention", [(q, dtype), (k, dtype), (v, dtype)], (out, dtype), props)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_16_bit_attention_is_one_flash_kernel_without_a_scores_buffer(case):
+    text = attention(*CASES[case])
+    tiles = strata.parse_module(text)
+    run_pipeline(tiles, GpuPipelinePass.STEPS.split(",token-dce")[0])
+    program = str(tiles)
+    assert program.count("tile.launch") == 1 and program.count("tile.buffer") == 1  # the result only
+    assert "tile.flash_attention" in program
+    lowered = str(lower(text))
+    kernels = [line for line in lowered.splitlines() if "gpu.kernel" in line]
+    assert len(kernels) == 1 and "gpu.dynamic_shared_bytes" in kernels[0]
+    assert "ptx.ldmatrix" in lowered and "ptx.mma.sync.aligned.m16n8k16" in lowered and "ptx.cvt.rn" in lowered
+
+
+@pytest.mark.parametrize(
+    "q, k, v, dtype",
+    [((1, 64, 64), (1, 64, 64), (1, 64, 64), "f32"), ((1, 64, 256), (1, 64, 256), (1, 64, 64), "bf16"),
+     ((1, 64, 8), (1, 64, 8), (1, 64, 8), "bf16")],
+    ids=["f32", "head-256", "head-8"],
+)  # fmt: skip
+def test_other_attention_keeps_three_kernels(q, k, v, dtype):
+    text = str(lower(attention(q, k, v, dtype, False)))
+    assert "ptx.cvt.rn" not in text
+    assert sum("gpu.kernel" in line for line in text.splitlines()) == 3
+
+
+@needs_ptx_tools
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_flash_ptx_is_accepted_by_ptxas(arch):
+    from strata.lowering.nvvm.translate import module_to_ptx
+
+    for case in ("heads-2x4x128x64-causal-bf16", "partial-150x128-f16"):
+        ptx = module_to_ptx(lower(attention(*CASES[case])), arch)[1]
+        assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx and "cvt.rn." in ptx
+        ptxas(ptx, arch)
+
+
+@needs_gpu
+@pytest.mark.parametrize("case", list(CASES))
+def test_flash_attention_on_gpu(case):
+    """scale 1/sqrt(head), unit normal inputs: a well-conditioned softmax (with scale 1 and
+    |scores| in the hundreds, a row's two largest scores can tie within the f32 rounding of
+    any summation order, and the output then follows either row of v). Outputs near zero
+    come from cancellation in sum(p v): there any summation order (the three kernels' too)
+    is off by many ulps of a tiny result, so ulps are bounded where |out| >= 1/16, and the
+    absolute error everywhere by an ulp of the largest output."""
+    q, k, v, dtype, causal = CASES[case]
+    text = attention(q, k, v, dtype, causal)
+    rng = np.random.default_rng(21)
+    inputs = [rng.standard_normal(s, dtype=np.float32).astype(NUMPY_DTYPES[dtype]) for s in (q, k, v)]
+    (want,) = strata.interpret(text, *inputs)
+    (got,) = strata.compile(text, target="cuda")(*inputs)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    ulps = low_precision_ulps(got, want)
+    away_from_zero = np.abs(want.astype(np.float64)) >= 1 / 16
+    assert ulps[away_from_zero].max() <= 2
+    largest = np.abs(want.astype(np.float64)).max()
+    mantissa = 10 if want.dtype == np.float16 else 7
+    ulp_of_largest = 2.0 ** (np.floor(np.log2(largest)) - mantissa)
+    assert np.abs(got.astype(np.float64) - want.astype(np.float64)).max() <= ulp_of_largest
+
+
+def test_a_malformed_flash_mark_is_a_clear_error():
+    from xdsl.dialects.builtin import DictionaryAttr
+
+    from strata.dialects import tile
+    from strata.support.errors import StrataError
+
+    module = strata.parse_module(attention(*CASES["tiny-3x17x32-causal-bf16"]))
+    run_pipeline(module, GpuPipelinePass.STEPS.split(",token-dce")[0])
+    (kernel,) = [op for op in module.ops if isinstance(op, tile.KernelOp)]
+    kernel.attributes["tile.flash_attention"] = DictionaryAttr({})
+    with pytest.raises(StrataError, match=r"tile.flash_attention needs \{scale: f64, causal: bool\}"):
+        run_pipeline(module, "lower-tile-to-gpu")
