@@ -94,6 +94,8 @@ def main(argv=None) -> int:
     p.add_argument("--no-inductor", action="store_true", help="skip torch.compile")
     p.add_argument("--no-warm", action="store_true", help="skip the warm (second) compiles")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dtype", choices=("f32", "bf16"), default="f32",
+                   help="bf16: the model's weights (and so its activations) in bf16, for both")
     p.add_argument("--json", help="write the rows here")
     args = p.parse_args(argv)
     seqs = args.seq or ([1024] if args.target == "cuda" else [128])
@@ -121,6 +123,8 @@ def main(argv=None) -> int:
     print(f"torch {torch.__version__}; inductor cache {os.environ['TORCHINDUCTOR_CACHE_DIR']}")
 
     model, config = make_model(args.config, args.seed)
+    if args.dtype == "bf16":
+        model = model.to(torch.bfloat16)
     print(f"model: {sum(q.numel() for q in model.parameters()) / 1e6:.1f}M parameters, "
           f"{config.n_layer} layers, {config.n_embd} wide; repeat {args.repeat}, warm-up {args.warmup}")  # fmt: skip
     # The torch baselines run on their own copy (on the GPU for cuda); Strata's compiled
@@ -163,7 +167,7 @@ def main(argv=None) -> int:
                     def run_strata():
                         return executable.run_on_device(ids_dev, *params)
 
-                    got = torch.from_numpy(run_strata()[0].copy_to_host())
+                    got = torch.from_numpy(run_strata()[0].copy_to_host().astype(np.float32))
                     row["strata_call_ms"] = median_time(lambda: compiled(ids), max(1, args.repeat // 2), 1) * 1e3
                     print(f"strata compile_torch call (logits copied to the host): {row['strata_call_ms']:.2f} ms")
                 else:

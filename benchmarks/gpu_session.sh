@@ -20,8 +20,9 @@ python3 -m pip show numba-cuda cuda-bindings cuda-core torch 2>/dev/null | grep 
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 XDIST=""; python3 -c "import xdist" 2>/dev/null && XDIST="-n 8"
 if has tests; then
-  echo "== tests/test_gpu.py tests/test_tensor_cores.py"
-  python3 -P -m pytest -q -p no:cacheprovider $XDIST tests/test_gpu.py tests/test_tensor_cores.py -rfs 2>&1 | tee $OUT/pytest-gpu.log | tail -25
+  echo "== GPU tests"
+  python3 -P -m pytest -q -p no:cacheprovider $XDIST tests/test_gpu.py tests/test_tensor_cores.py tests/test_flash_attention.py tests/test_cuda_graphs.py -rfs 2>&1 | tee $OUT/pytest-gpu.log | tail -25
+  python3 -P -m pytest -q -p no:cacheprovider tests/test_torch_import.py -k cuda -rfs 2>&1 | tail -3
 fi
 if has suites; then
   echo "== op suites on the GPU (STRATA_TEST_TARGET=cuda)"

@@ -127,10 +127,11 @@ input buffer: tensor-core kernels read 16-byte chunks (cp.async)."""
 
 
 def same_dtype(given: np.dtype, expected: np.dtype) -> bool:
-    """Whether a device array of `given` dtype holds `expected` elements. torch describes its
-    bf16 CUDA tensors as 2-byte void ('<V2') in __cuda_array_interface__: taken as bf16."""
-    if given.kind == "V" and given.itemsize == 2:
-        return expected == np.dtype(ml_dtypes.bfloat16)
+    """Whether a device array of `given` dtype holds `expected` elements. A bf16 argument
+    takes torch's bf16 CUDA tensors (2-byte void, '<V2', in __cuda_array_interface__) and
+    uint16 device arrays of the bits (Numba has no bf16; the runtime copies bf16 so too)."""
+    if expected == np.dtype(ml_dtypes.bfloat16):
+        return (given.kind == "V" and given.itemsize == 2) or given == np.dtype(np.uint16) or given == expected
     return given == expected
 
 

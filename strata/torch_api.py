@@ -48,7 +48,7 @@ def _array(value: object, target: str) -> object:
     """A numpy view of a CPU tensor (no copy when contiguous), or the value as an array;
     for target "cuda", a contiguous CUDA tensor as it is (read in place on the device)."""
     if isinstance(value, torch.Tensor):
-        if target == "cuda" and value.is_cuda and value.is_contiguous() and value.dtype != torch.bfloat16:
+        if target == "cuda" and value.is_cuda and value.is_contiguous():
             return value.detach()
         return to_numpy(value)
     return np.asarray(value)
@@ -67,8 +67,8 @@ class TorchExecutable:
     (sharing memory with the model's tensors) are passed to every call, never copied. For
     "cuda" they are copied to the device once, when a shape is compiled (`device_params`,
     shared by every shape's program), and each call passes those device arrays, which the
-    kernels read in place: only the inputs travel to the device. (bf16 parameters, which
-    the runtime takes from the host only, are copied at every call.)"""
+    kernels read in place: only the inputs travel to the device (bf16 ones as their uint16
+    bits, which the runtime takes for bf16)."""
 
     def __init__(self, model, example_args, example_kwargs, target: str):
         if isinstance(example_args, torch.Tensor) or not isinstance(example_args, (tuple, list)):
@@ -108,13 +108,12 @@ class TorchExecutable:
         return program
 
     def _on_device(self, array: np.ndarray) -> object:
-        """The device copy of a parameter, made the first time it is met; a bf16 one stays
-        on the host (the runtime checks device arrays' dtypes, and bf16 has none there)."""
-        if copied_as(array.dtype) != array.dtype:
-            return array
+        """The device copy of a parameter, made the first time it is met (bf16 as its
+        uint16 bits: Numba has no bf16)."""
         key = (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
         if key not in self.device_params:
-            self.device_params[key] = require_cuda().to_device(np.ascontiguousarray(array))
+            contiguous = np.ascontiguousarray(array)
+            self.device_params[key] = require_cuda().to_device(contiguous.view(copied_as(contiguous.dtype)))
         return self.device_params[key]
 
     def __call__(self, *args: object, **kwargs: object):
