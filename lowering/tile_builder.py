@@ -54,7 +54,9 @@ class TileCostModel:
     """With transpose_b, from this many rows of a on, b is transposed once into a
     workspace instead of being re-read along k by every row tile (0: never). The GPU
     asks for 256; the CPU's micro-kernel packs wᵀ by register transposes, faster than a
-    strided copy (a 1024x768 @ (50257x768)ᵀ LM head: 568 ms with the copy, 302 without)."""
+    strided copy (a 1024x768 @ (50257x768)ᵀ LM head: 568 ms with the copy, 302 without),
+    and 16-bit operands with matmul_16bit_scale > 1 (the GPU's tensor cores stage wᵀ's rows
+    as they are) are never copied either."""
     matmul_16bit_scale: int = 1
     """For f16/bf16 operands, matmul_m and matmul_n times this and matmul_bytes times its
     square: the GPU's tensor cores keep the accumulator in registers, stage 16-bit

@@ -86,6 +86,7 @@ GPU_CASES = {
     "transposed-b": matmul(65, 48, 80, "f16", props="transpose_b = true"),
     "epilogue-bias-gelu": matmul_bias_gelu(96, 160, 130, "bf16"),
     "large-1024": matmul(1024, 1024, 1024, "bf16"),
+    "lm-head-300x256x1003": matmul(300, 256, 1003, "bf16", props="transpose_b = true"),
 }
 
 
@@ -100,11 +101,12 @@ def test_tensor_core_matmul_on_gpu(case):
 @pytest.mark.parametrize(
     "case, pipelined",
     [("square-256", True), ("partial-k-100x200x72", True), ("batched-3x40x48x24", True), ("long-k-64x1000x96", True),
-     ("odd-17x33x40", False), ("transposed-a", False), ("transposed-b", False), ("epilogue-bias-gelu", False)],
+     ("transposed-b", True), ("lm-head-300x256x1003", True), ("odd-17x33x40", False), ("transposed-a", False), ("epilogue-bias-gelu", False)],
 )  # fmt: skip
 def test_aligned_operands_take_the_cp_async_pipeline(case, pipelined):
-    """Rows of 16-byte chunks (a along k, b along n, lengths and strides multiples of 8
-    elements) run the two-stage cp.async loop; anything else stages element by element."""
+    """Rows of 16-byte chunks (a along k, b along n or, transposed, along k; lengths and
+    strides multiples of 8 elements) run the cp.async loop; anything else stages element by
+    element."""
     lowered = str(lower(GPU_CASES[case]))
     assert ("ptx.cp.async.cg.shared.global.16" in lowered) == pipelined
     assert ("ptx.ldmatrix" in lowered) == pipelined
@@ -150,7 +152,7 @@ def test_tf32_only_when_allowed(case):
     assert "tf32" not in str(lower(text))
     lowered = str(lower_tf32(text))
     assert "ptx.mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in lowered and "ptx.cvt.rna.tf32.f32" in lowered
-    assert ("ptx.cp.async" in lowered) == case.startswith(("tf32-pipelined", "tf32-partial"))
+    assert ("ptx.cp.async" in lowered) == case.startswith(("tf32-pipelined", "tf32-partial", "tf32-transposed"))
 
 
 @needs_ptx_tools

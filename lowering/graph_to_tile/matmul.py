@@ -71,7 +71,10 @@ def matmul_kernel(
     (a, a_type, a_strides), (b, b_type, b_strides) = lhs, rhs
     out_shape = shape_of(out_type)
     batch, (m, n) = out_shape[:-2], out_shape[-2:]
-    if transpose_b and b_strides[-1] == 1 and p.cost.pretranspose_rows and m >= p.cost.pretranspose_rows:
+    low_precision = isinstance(out_type.element_type, (Float16Type, BFloat16Type))
+    # 16-bit b on the GPU is read along k by the tensor-core path as it is: no copy.
+    if (transpose_b and b_strides[-1] == 1 and p.cost.pretranspose_rows and m >= p.cost.pretranspose_rows
+            and not (low_precision and p.cost.matmul_16bit_scale > 1)):  # fmt: skip
         (b, b_type, b_strides), transpose_b = pretransposed(p, label, b, b_type, b_strides), False
     element = out_type.element_type
     accumulate = f32 if isinstance(element, (Float16Type, BFloat16Type)) else element

@@ -265,6 +265,7 @@ INLINE_PTX = {
     "cvt.rn.f16x2.f32": "cvt.rn.f16x2.f32 $0, $1, $2;",
     "unpack.f16x2.f32": "{ .reg .b16 low, high; mov.b32 {low, high}, $2; cvt.f32.f16 $0, low; cvt.f32.f16 $1, high; }",
     "ldmatrix.sync.aligned.m8n8.x4.shared.b16": "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0,$1,$2,$3}, [$4];",
+    "ldmatrix.sync.aligned.m8n8.x2.shared.b16": "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {$0,$1}, [$2];",
     "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16": "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0,$1,$2,$3}, [$4];",
     "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16": "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0,$1}, [$2];",
     "cp.async.cg.shared.global.16": "cp.async.cg.shared.global [$0], [$1], 16, $2;",

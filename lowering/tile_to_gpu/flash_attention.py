@@ -9,8 +9,8 @@ keeps everything about them in registers, in mma.sync fragment layouts:
 - q (64 x D) is copied to shared memory once (cp.async) and read into a fragments (ldmatrix);
 - key blocks of 64 stream through two shared stages of k (64 x D) and v (64 x Dv), the
   copies of block j + 1 in flight while block j is used;
-- s = scale · q kᵀ: mma.sync with k's rows as b fragments (ldmatrix on k rows: k is b
-  transposed), keys past the end and (causal) past the query masked to -inf;
+- s = scale · q kᵀ: mma.sync with k's rows as b fragments (plain ldmatrix on k rows: k is
+  b transposed, tensor_core_loop.k_major_fragments), keys past the end and (causal) past the query masked to -inf;
 - the running row maximum m (quad shuffles: a row's values are spread over 4 lanes), the
   row sums l (per lane; summed over the quad at the end), o = o · exp(m - m') + p v, with
   p = exp(s - m') converted to 16-bit pairs that are exactly the a fragments of the next
@@ -35,7 +35,7 @@ from strata.dialects.tile_types import TensorViewType
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind
 from strata.lowering.tile_to_gpu.kernel import WARP, GpuKernelLowering
 from strata.lowering.tile_to_gpu.ops import butterfly
-from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, address, b16_b_fragments, issue_copies, ptx
+from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, address, b16_b_fragments, issue_copies, k_major_fragments, ptx
 from strata.lowering.tile_to_gpu.tensor_cores import instruction, multiply_fragments
 from strata.lowering.tile_to_loops.kernel import Partition
 from strata.support.errors import StrataError
@@ -162,7 +162,7 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
 
     s = [nothing] * (4 * scores.tiles_n)
     for step in range(depth // 16):
-        k_fragments = key_fragments(k, keys_operand, stage_row, lane, step)
+        k_fragments = k_major_fragments(k, keys_operand, scores.tiles_n, stage_row, lane, 16 * step)
         multiply_fragments(k, scores, instruction(kind), [q_fragments[step]], k_fragments, s)
     s = masked_scores(k, flash, s, block, rows, thread_in_group, keys)
 
@@ -229,21 +229,6 @@ def fold(k: GpuKernelLowering, values: list[SSAValue], op) -> SSAValue:
     for value in values[1:]:
         total = k.emit(op(total, value))
     return total
-
-
-def key_fragments(k: GpuKernelLowering, keys: Operand, stage_row: SSAValue, lane: SSAValue, step: int) -> list[list[SSAValue]]:
-    """The b fragments of kᵀ for head step `step` (16 deep) and all 8 key columns: k's rows
-    are b's columns, so plain ldmatrix on k rows gives them, two key columns per x4 (lanes
-    0-7 and 16-23 address keys 0-7 and 8-15 at head column 0, lanes 8-15 and 24-31 at 8)."""
-    key = k.add(k.emit(arith.RemUIOp(lane, k.index(8))), k.mul(k.emit(arith.DivUIOp(lane, k.index(16))), k.index(8)))
-    column = k.add(k.mul(k.emit(arith.RemUIOp(k.emit(arith.DivUIOp(lane, k.index(8))), k.index(2))), k.index(8)),
-                   k.index(16 * step))  # fmt: skip
-    fragments = []
-    for pair in range(KEYS // 16):
-        row = k.add(k.add(stage_row, key), k.index(16 * pair))
-        loaded = ptx(k, "ldmatrix.sync.aligned.m8n8.x4.shared.b16", [address(k, keys.shared, [row, column])], 4)
-        fragments += [loaded[:2], loaded[2:]]
-    return fragments
 
 
 def masked_scores(k: GpuKernelLowering, flash: Flash, s: list[SSAValue], block: SSAValue, rows: list[SSAValue],

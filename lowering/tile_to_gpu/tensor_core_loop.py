@@ -38,7 +38,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, i32
 from xdsl.ir import Block, Region, SSAValue
 
 from strata.dialects import tile
-from strata.dialects.tile_types import element_bytes
+from strata.dialects.tile_types import TensorViewType, element_bytes
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind, accumulator_layout, tensor_core_operands
 from strata.lowering.tile_to_gpu.kernel import DYNAMIC_SHARED_LIMIT, INLINE_PTX_PREFIX, WARP, GpuKernelLowering
 from strata.lowering.tile_to_gpu.tensor_cores import instruction, multiply_fragments, to_tf32
@@ -51,15 +51,17 @@ CHUNK_BYTES = 16
 
 @dataclass
 class Operand:
-    """One operand of the pipelined loop: its partition, the tile indices of its load
-    (None where the loop index goes), elements per 16-byte chunk, elements of padding per
-    shared row, and its shared stages."""
+    """One operand of the pipelined loop: its partition (rows: m for a; k, or n when
+    `k_major`, for b), the tile indices of its load (None where the loop index goes),
+    elements per 16-byte chunk, elements of padding per shared row, and its shared stages."""
 
     partition: Partition
     indices: list[SSAValue | None]
     chunk: int
     padding: int
     shared: SSAValue | None = None
+    k_major: bool = False
+    """b staged as the rows of wᵀ's w (n x k): its fragments by plain ldmatrix, as a's."""
 
     @property
     def rows(self) -> int:
@@ -108,15 +110,30 @@ def pipelined_operands(k: GpuKernelLowering, op: scf.ForOp) -> tuple[TensorCoreK
         if indices[k_axis] is not index or any(i is index for n, i in enumerate(indices) if n != len(indices) + k_axis):
             return None
         partition = k.values[load.view]
+        tile_indices = [None if i is index else k.values[i] for i in indices]
+        k_major = k_axis == -2 and partition.view.get_strides()[-1] != 1
+        if k_major:  # b = wᵀ read along k: stage w's rows (n x k), like a's
+            partition, tile_indices = transposed(partition), [*tile_indices[:-2], tile_indices[-1], tile_indices[-2]]
         if not aligned_rows(partition, chunk):
             return None
-        # b of TF32 is read 4 bytes at a time (no ldmatrix.trans): rows of 8 x (odd) words.
-        padding = 2 * chunk if kind.tf32 and k_axis == -2 else chunk
-        operands.append(Operand(partition, [None if i is index else k.values[i] for i in indices], chunk, padding))
+        # b of TF32 along n is read 4 bytes at a time (no ldmatrix.trans): rows of 8 x (odd) words.
+        padding = 2 * chunk if kind.tf32 and k_axis == -2 and not k_major else chunk
+        operands.append(Operand(partition, tile_indices, chunk, padding, k_major=k_major))
     a, b = operands
     per_stage = (a.rows * (a.columns + a.padding) + b.rows * (b.columns + b.padding)) * size
     stages = min(k.mma_stages, (DYNAMIC_SHARED_LIMIT - k.shared_bytes - k.dynamic_shared_bytes) // per_stage)
     return (kind, a, b, stages) if stages >= 2 else None
+
+
+def transposed(partition: Partition) -> Partition:
+    """The partition of the same tiles with the last two axes swapped (a view, no copy)."""
+    view = partition.view
+    *outer_shape, rows, columns = view.get_shape()
+    *outer_strides, row_stride, column_stride = view.get_strides()
+    swapped = TensorViewType((*outer_shape, columns, rows), view.element_type, (*outer_strides, column_stride, row_stride),
+                             view.offset.data)  # fmt: skip
+    *lead, tile_rows, tile_columns = partition.tile_shape
+    return Partition(partition.buffer, swapped, (*lead, tile_columns, tile_rows))
 
 
 def address(k: GpuKernelLowering, buffer: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
@@ -190,13 +207,37 @@ def multiply_stage(k: GpuKernelLowering, layout: MmaFragments, kind: TensorCoreK
                 [address(k, a.shared, [k.add(a_rows, k.index(16 * tm)), k.add(lane_column, k.index(depth))])], 4)
             for tm in range(layout.tiles_m)
         ]  # fmt: skip
-        if kind.tf32:
-            a_fragments = [[to_tf32(k, word) for word in fragment] for fragment in a_fragments]
+        if b.k_major:
+            b_fragments = k_major_fragments(k, b, layout.tiles_n, k.add(b_first, warp_column), lane, depth)
+        elif kind.tf32:
             b_fragments = tf32_b_fragments(k, layout, b, k.add(b_first, k.index(depth)), warp_column, group, thread_in_group)
         else:
             b_fragments = b16_b_fragments(k, layout, b, k.add(k.add(b_first, lane_row), k.index(depth)), warp_column, lane_column)
+        if kind.tf32:
+            a_fragments = [[to_tf32(k, word) for word in fragment] for fragment in a_fragments]
+            b_fragments = [[to_tf32(k, word) for word in fragment] for fragment in b_fragments] if b.k_major else b_fragments
         multiply_fragments(k, layout, instruction(kind), a_fragments, b_fragments, sums)
     return sums
+
+
+def k_major_fragments(k: GpuKernelLowering, b: Operand, tiles: int, first_row: SSAValue, lane: SSAValue,
+                      depth: int) -> list[list[SSAValue]]:
+    """The b fragments of one instruction step for `tiles` instruction columns from shared
+    rows of n (k contiguous, from `first_row`): plain ldmatrix, two columns per x4. Lanes
+    0-7 and 16-23 address rows n 0-7 and 8-15 at the step's first k chunk, lanes 8-15 and
+    24-31 the same rows at the next chunk (16-bit: k 8-15; TF32: k 4-7)."""
+    row = k.add(k.emit(arith.RemUIOp(lane, k.index(8))), k.mul(k.emit(arith.DivUIOp(lane, k.index(16))), k.index(8)))
+    half = k.emit(arith.RemUIOp(k.emit(arith.DivUIOp(lane, k.index(8))), k.index(2)))
+    column = k.add(k.mul(half, k.index(b.chunk)), k.index(depth))
+    fragments = []
+    for pair in range(0, tiles, 2):
+        at = address(k, b.shared, [k.add(k.add(first_row, row), k.index(8 * pair)), column])
+        if pair + 1 < tiles:
+            loaded = ptx(k, "ldmatrix.sync.aligned.m8n8.x4.shared.b16", [at], 4)
+            fragments += [loaded[:2], loaded[2:]]
+        else:
+            fragments.append(ptx(k, "ldmatrix.sync.aligned.m8n8.x2.shared.b16", [at], 2))
+    return fragments
 
 
 def b16_b_fragments(k: GpuKernelLowering, layout: MmaFragments, b: Operand, row: SSAValue, warp_column: SSAValue,
