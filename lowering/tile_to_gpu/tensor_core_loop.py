@@ -9,16 +9,20 @@ The tile IR of a matmul kernel (lower-graph-to-tile) is a loop
     }
 
 When the mma runs on tensor cores (fragments.py) and both operands are 16-byte aligned
-rows (a contiguous along k, b along n; every stride, offset and row length a multiple of
-8 elements), the loop is lowered here instead of element by element (tensor_cores.py):
+rows (a contiguous along k, b along n or along k; every stride, offset and row length a
+multiple of 16 bytes), the loop is lowered here instead of element by element
+(tensor_cores.py):
 
-- a and b tiles are copied global -> shared with `cp.async.cg` 16-byte chunks (8
-  elements; a chunk outside the matrix copies 0 bytes and zero-fills) into S stages
+- a and b tiles are copied global -> shared with `cp.async.cg` 16-byte chunks (8 16-bit
+  or 4 f32 elements; a chunk outside the matrix copies 0 bytes and zero-fills) into S stages
   (`mma_stages`, 4 by default, fewer where they would not fit) of dynamic shared memory:
   the copies of the next S - 1 steps are in flight while the warps multiply one;
-- shared tiles keep their layout, rows padded by 8 elements (an odd number of 16-byte
+- shared tiles keep their layout, rows padded by 16 bytes (32 for TF32's b along n; an odd number of 16-byte
   units, so the eight row addresses of an `ldmatrix` hit different banks); fragments are
-  read with `ldmatrix.x4` (a) and `ldmatrix.x4.trans` (b, two instruction columns);
+  read with `ldmatrix.x4` (a) and `ldmatrix.x4.trans` (b, two instruction columns). A b
+  read along k (`x @ wᵀ`) is staged as w's rows, n x k, and read like a, with plain
+  `ldmatrix` (`k_major_fragments`). TF32 reads a 32-bit element where 16-bit reads a pair
+  (b along n then one f32 at a time: ldmatrix.trans moves 16-bit elements);
 - S - 1 steps are issued before the loop (one commit group each); each step waits until
   its own group has landed (`cp.async.wait_group S-2`), passes one barrier (every thread's
   copies are visible, and every warp is done with the stage read a step ago), issues step
