@@ -17,8 +17,9 @@ multiple of 16 bytes), the loop is lowered here instead of element by element
   or 4 f32 elements; a chunk outside the matrix copies 0 bytes and zero-fills) into S stages
   (`mma_stages`, 4 by default, fewer where they would not fit) of dynamic shared memory:
   the copies of the next S - 1 steps are in flight while the warps multiply one;
-- shared tiles keep their layout, rows padded by 16 bytes (32 for TF32's b along n; an odd number of 16-byte
-  units, so the eight row addresses of an `ldmatrix` hit different banks); fragments are
+- shared tiles keep their layout, rows padded by 16 bytes (an odd number of 16-byte units,
+  so the eight row addresses of an `ldmatrix` hit different banks; 32 bytes for TF32's b
+  along n, read 4 bytes at a time from rows of 8 x (odd) words); fragments are
   read with `ldmatrix.x4` (a) and `ldmatrix.x4.trans` (b, two instruction columns). A b
   read along k (`x @ wᵀ`) is staged as w's rows, n x k, and read like a, with plain
   `ldmatrix` (`k_major_fragments`). TF32 reads a 32-bit element where 16-bit reads a pair
