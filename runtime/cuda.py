@@ -255,9 +255,10 @@ class _Launcher:
                 if err != success:
                     break
             end, graph = cu.cuStreamEndCapture(stream)
-            if err != success or end != success:
+            if end != success:
                 return None
-            err, executable = cu.cuGraphInstantiate(graph, 0)
+            if err == success:
+                err, executable = cu.cuGraphInstantiate(graph, 0)
             cu.cuGraphDestroy(graph)
             return executable if err == success else None
         finally:
@@ -339,7 +340,8 @@ class CudaExecutable:
                 self.checks.append(kernel.attributes["tile.error"].data)
             function = self.cuda_module.get_function(name)
             shared = kernel.attributes["gpu.dynamic_shared_bytes"].value.data if "gpu.dynamic_shared_bytes" in kernel.attributes else 0
-            if shared > STATIC_SHARED_BYTES:
+            static = kernel.attributes["gpu.shared_bytes"].value.data
+            if static + shared > STATIC_SHARED_BYTES:  # the default dynamic limit is 48 KiB less the static
                 self.launcher.allow_shared(function, shared)
             launches.append((name, function, grid, threads, shared, slots, checked))
         self.pointers = [a.device_ctypes_pointer.value or 0 for a in self.storage]
@@ -412,10 +414,11 @@ class CudaExecutable:
         first launch with these pointers captures the kernels into a CUDA graph, later ones
         replay it with one driver call (STRATA_CUDA_GRAPHS=0: one launch per kernel)."""
         if self.graph is None and self.use_graphs and len(self.launches) > 1:
-            self.graph = self.launcher.capture([launch[1:] for launch in self.launches])
-            if self.graph is not None:
+            # A failed capture is not tried again until the arguments change (False).
+            self.graph = self.launcher.capture([launch[1:] for launch in self.launches]) or False
+            if self.graph:
                 self.graph_release = weakref.finalize(self, self.launcher.release, self.graph)
-        if self.graph is not None:
+        if self.graph:
             self.launcher.replay(self.graph)
             return
         for _, function, grid, threads, shared, arguments in self.launches:

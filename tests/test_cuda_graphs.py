@@ -33,7 +33,7 @@ def test_graph_replay_matches_kernel_by_kernel_launches(monkeypatch):
     one_by_one = strata.compile(text, target="cuda")
     assert len(graphs.run.launches) > 1
     first = graphs(x, w)
-    assert graphs.run.graph is not None and one_by_one.run.graph is None
+    assert graphs.run.graph and one_by_one.run.graph is None
     np.testing.assert_array_equal(first[0], one_by_one(x, w)[0])
     np.testing.assert_array_equal(graphs(x * 2, w)[0], one_by_one(x * 2, w)[0])  # replayed on new inputs
 
@@ -41,4 +41,4 @@ def test_graph_replay_matches_kernel_by_kernel_launches(monkeypatch):
     captured = graphs.run.graph
     on_device = torch.from_numpy(x).cuda()
     np.testing.assert_array_equal(graphs(on_device, w)[0], first[0])  # the input pointer changed: captured again
-    assert graphs.run.graph is not None and graphs.run.graph is not captured
+    assert graphs.run.graph and graphs.run.graph is not captured

@@ -289,6 +289,9 @@ def inline_ptx(emitter: NvvmFunctionEmitter, op: func.CallOp) -> ir.Value | list
         raise fail(f"unknown inline PTX instruction '{name}'")
     b = emitter.builder
     arguments = emitter.operands(op)
+    unsupported = [str(a.type) for a in arguments if a.type not in REGISTER_CONSTRAINTS]
+    if unsupported:
+        raise fail(f"inline PTX '{name}': no register class for operands of type {', '.join(unsupported)}")
     constraints = [REGISTER_CONSTRAINTS[a.type] for a in arguments]
     outputs = [emitter.scalar_type(r.type) for r in op.results]
     constraints = [f"={REGISTER_CONSTRAINTS[t]}" for t in outputs] + constraints

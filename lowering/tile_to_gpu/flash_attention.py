@@ -68,11 +68,12 @@ class Flash:
         if not (
             isinstance(mark, DictionaryAttr) and isinstance(mark.data.get("scale"), FloatAttr)
             and isinstance(mark.data.get("causal"), IntegerAttr) and len(args) == 4 and all(a in views for a in args)
-            and isinstance(views[args[0]].element_type, BFloat16Type | Float16Type)
+            and fits(kernel, [views[a] for a in args])
         ):  # fmt: skip
             raise StrataError(
                 f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} needs {{scale: f64, causal: bool}} on a kernel "
-                "of four viewed 16-bit buffers (q, k transposed, v, out), as lower-graph-to-tile writes it"
+                "of four viewed buffers of one 16-bit type (q, k transposed, v, out) with heads of 16 to 128 and a "
+                f"grid of {QUERIES}-query blocks, as lower-graph-to-tile writes it"
             )
         q, k_transposed, v, out = args
         keys_view = views[k_transposed]
@@ -83,6 +84,23 @@ class Flash:
             (lowering.values[q], views[q]), (lowering.values[k_transposed], k_view), (lowering.values[v], views[v]),
             (lowering.values[out], views[out]), mark.data["scale"].value.data, bool(mark.data["causal"].value.data),
         )  # fmt: skip
+
+
+def fits(kernel: tile.KernelOp, views: list[TensorViewType]) -> bool:
+    """Whether the views (q, k transposed, v, out) and the grid are what this kernel
+    computes: one 16-bit type, q/k heads of 16..128 in steps of 16, v heads likewise, keys
+    and batch axes that agree, one grid point per (batch..., 64 queries)."""
+    q, k_transposed, v, out = (view.get_shape() for view in views)
+    element = views[0].element_type
+    *batch, queries, depth = q
+    keys, width = v[-2:]
+    return (
+        isinstance(element, BFloat16Type | Float16Type) and all(view.element_type == element for view in views)
+        and all(16 <= size <= 128 and size % 16 == 0 for size in (depth, width))
+        and tuple(k_transposed) == (*batch, depth, keys) and tuple(v) == (*batch, keys, width)
+        and tuple(out) == (*batch, queries, width)
+        and tuple(kernel.grid_shape()) == (*batch, -(-queries // QUERIES))
+    )  # fmt: skip
 
 
 class FlashAttentionLowering(GpuKernelLowering):

@@ -132,6 +132,12 @@ class GpuKernelLowering(ThreadMappedLowering):
                 f"shared memory (limit {SHARED_BYTES_LIMIT}): use smaller tiles "
                 "(lower-graph-to-tile{tile_elements=... matmul_m=... matmul_n=... matmul_k=...})"
             )
+        if self.shared_bytes + self.dynamic_shared_bytes > DYNAMIC_SHARED_LIMIT:
+            raise StrataError(
+                f"lower-tile-to-gpu: kernel @{kernel.sym_name.data} needs {self.shared_bytes} bytes of static and "
+                f"{self.dynamic_shared_bytes} of dynamic shared memory (limit {DYNAMIC_SHARED_LIMIT} in all): "
+                "use fewer stages (lower-tile-to-gpu{mma_stages=...}) or smaller tiles"
+            )
         function = func.FuncOp(kernel.sym_name.data, (list(self.entry.arg_types), []), Region(self.entry))
         function.attributes["gpu.kernel"] = UnitAttr()
         function.attributes["gpu.block_size"] = IntegerAttr(self.block_size, i64)

@@ -309,7 +309,7 @@ def pipelined_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
     k.cursor = outer
     loop = k.emit(scf.ForOp(k.index(0), steps, k.index(1), start, Region(block)))
     rows = k.valid_extents(a.partition, tile_origin(k, a, k.index(0)))[-2]
-    columns = k.valid_extents(b.partition, tile_origin(k, b, k.index(0)))[-1]
+    columns = k.valid_extents(b.partition, tile_origin(k, b, k.index(0)))[-2 if b.k_major else -1]  # n
     lead = k.tile_of(op.iter_args[0]).extents[:-2]
     k.values[op.results[0]] = RegisterTile(list(loop.owner.results), layout, [*lead, rows, columns])
     k.forget_region_values()
