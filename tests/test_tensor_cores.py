@@ -185,3 +185,17 @@ def test_tf32_matmul_on_gpu(case):
     assert np.max(np.abs(got - want)) <= 2e-3 * np.max(np.abs(want))
     (exact,) = strata.compile(text, target="cuda")(*inputs)
     assert np.max(np.abs(exact - want)) <= 1e-5 * np.max(np.abs(want))  # off by default
+
+
+def test_stages_shrink_to_fit_the_shared_memory_limit():
+    """mma_stages=8 of 128x128x32 bf16 stages would need 151 KiB: the loop takes the five
+    that fit the 96 KiB a block may use everywhere (sm_86/sm_89 allow 99)."""
+    from strata.lowering.tile_to_gpu.kernel import DYNAMIC_SHARED_LIMIT
+
+    module = strata.parse_module(matmul(2048, 512, 2048, "bf16"))
+    run_pipeline(module, GpuPipelinePass.STEPS.replace("lower-tile-to-gpu,", "lower-tile-to-gpu{mma_stages=8},"))
+    text = str(module)
+    shared = int(text.split("gpu.dynamic_shared_bytes = ")[1].split(" ")[0])
+    stage = (128 * (32 + 8) + 32 * (128 + 8)) * 2
+    assert shared == (DYNAMIC_SHARED_LIMIT // stage) * stage == 5 * stage
+    assert "ptx.cp.async.wait_group.3" in text
