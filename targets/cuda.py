@@ -27,7 +27,10 @@ DEFAULT_ARCH = "sm_90"
 class GpuPipelinePass(PipelinePass):
     """The CUDA path from graph to GPU kernel functions plus the memory plan, as one named
     pass. Smaller tiles than the CPU's: tiles staged in shared memory must fit 48 KiB per
-    block, and a matmul gets at least one output tile per SM of an H100/H200 (132)."""
+    block, and a matmul gets at least one output tile per SM of an H100/H200 (132); 16-bit
+    matmuls get twice the rows and columns (tensor cores keep the accumulator in
+    registers), and 16-bit attention the flash kernel. `allow_tf32` lets f32 matmuls use
+    TF32 tensor cores."""
 
     name = "gpu-pipeline"
 
