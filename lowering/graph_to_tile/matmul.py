@@ -71,20 +71,20 @@ def matmul_kernel(
     (a, a_type, a_strides), (b, b_type, b_strides) = lhs, rhs
     out_shape = shape_of(out_type)
     batch, (m, n) = out_shape[:-2], out_shape[-2:]
-    low_precision = isinstance(out_type.element_type, (Float16Type, BFloat16Type))
+    element = out_type.element_type
+    low_precision = isinstance(element, (Float16Type, BFloat16Type))
     # 16-bit b on the GPU is read along k by the tensor-core path as it is: no copy.
     if (transpose_b and b_strides[-1] == 1 and p.cost.pretranspose_rows and m >= p.cost.pretranspose_rows
             and not (low_precision and p.cost.matmul_16bit_scale > 1)):  # fmt: skip
         (b, b_type, b_strides), transpose_b = pretransposed(p, label, b, b_type, b_strides), False
-    element = out_type.element_type
-    accumulate = f32 if isinstance(element, (Float16Type, BFloat16Type)) else element
+    accumulate = f32 if low_precision else element
     kdim = shape_of(a_type)[-2 if transpose_a else -1]
     k_limit = p.cost.matmul_k
     if transpose_b:
         # b read along k: long k tiles (dot_k) as long as a k x n tile of b fits a tile.
         fitting = MAX_TILE_BYTES // element_bytes(b_type.element_type) // min(next_power_of_two(n), p.cost.matmul_n)
         k_limit = min(p.cost.dot_k, fitting)
-    scale = p.cost.matmul_16bit_scale if accumulate != element else 1
+    scale = p.cost.matmul_16bit_scale if low_precision else 1
     tm, tn, tk = (
         min(next_power_of_two(size), limit)
         for size, limit in ((m, p.cost.matmul_m * scale), (n, p.cost.matmul_n * scale), (kdim, k_limit))

@@ -27,16 +27,16 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import BFloat16Type, DictionaryAttr, Float16Type, FloatAttr, IndexType, IntegerAttr, f32, i32
+from xdsl.dialects.builtin import BFloat16Type, DictionaryAttr, Float16Type, FloatAttr, IndexType, IntegerAttr, f32
 from xdsl.ir import Block, Region, SSAValue
 
 from strata.dialects import tile
 from strata.dialects.tile_types import TensorViewType
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind
 from strata.lowering.tile_to_gpu.kernel import WARP, GpuKernelLowering
-from strata.lowering.tile_to_gpu.ops import butterfly
-from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, address, b16_b_fragments, issue_copies, k_major_fragments, ptx
-from strata.lowering.tile_to_gpu.tensor_cores import instruction, multiply_fragments
+from strata.lowering.tile_to_gpu.ops import butterfly, i32_constant
+from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, address, aligned_rows, b16_b_fragments, issue_copies, k_major_fragments
+from strata.lowering.tile_to_gpu.tensor_cores import multiply_fragments
 from strata.lowering.tile_to_loops.kernel import Partition
 from strata.support.errors import StrataError
 
@@ -113,11 +113,11 @@ class FlashAttentionLowering(GpuKernelLowering):
 
 def operand(k: GpuKernelLowering, buffer_view: tuple[SSAValue, TensorViewType], rows: int, indices) -> Operand:
     buffer, view = buffer_view
-    *outer, inner = view.get_strides()
-    if inner != 1 or view.offset.data % CHUNK or any(s % CHUNK for s in outer):
-        raise StrataError(f"lower-tile-to-gpu: @{k.kernel.sym_name.data}: flash attention needs rows of 16-byte chunks")
     shape = (*(1,) * (len(view.get_shape()) - 2), rows, view.get_shape()[-1])
-    return Operand(Partition(buffer, view, shape), list(indices), CHUNK, CHUNK)
+    partition = Partition(buffer, view, shape)
+    if not aligned_rows(partition, CHUNK):
+        raise StrataError(f"lower-tile-to-gpu: @{k.kernel.sym_name.data}: flash attention needs rows of 16-byte chunks")
+    return Operand(partition, list(indices), CHUNK, CHUNK)
 
 
 def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
@@ -144,12 +144,12 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
             issue_copies(k, values, block, stage)
 
         k.guarded(k.emit(arith.CmpiOp(block, blocks, "ult")), copies)
-        ptx(k, "cp.async.commit_group", [])
+        k.inline_ptx("cp.async.commit_group", [])
 
     issue_copies(k, q, zero, zero)
-    ptx(k, "cp.async.commit_group", [])
+    k.inline_ptx("cp.async.commit_group", [])
     issue(zero, zero)
-    ptx(k, "cp.async.wait_group.1", [])
+    k.inline_ptx("cp.async.wait_group.1", [])
     k.barriers.barrier()
 
     scores = MmaFragments((QUERIES, KEYS), 4, 1)
@@ -159,7 +159,7 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     lane_row = k.emit(arith.RemUIOp(lane, k.index(16)))
     lane_column = k.mul(k.emit(arith.DivUIOp(lane, k.index(16))), k.index(CHUNK))
     q_fragments = [
-        ptx(k, "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+        k.inline_ptx("ldmatrix.sync.aligned.m8n8.x4.shared.b16",
             [address(k, q.shared, [k.add(warp_row, lane_row), k.add(lane_column, k.index(16 * step))])], 4)
         for step in range(depth // 16)
     ]  # fmt: skip
@@ -172,7 +172,7 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     outer, k.cursor = k.cursor, body
     block, carried = body.args[0], list(body.args[1:])
     largest, totals, acc = carried[:2], carried[2:4], carried[4:]
-    ptx(k, "cp.async.wait_group.0", [])
+    k.inline_ptx("cp.async.wait_group.0", [])
     k.barriers.barrier()
     following = k.add(block, k.index(1))
     issue(following, k.emit(arith.RemUIOp(following, k.index(2))))
@@ -181,7 +181,7 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     s = [nothing] * (4 * scores.tiles_n)
     for step in range(depth // 16):
         k_fragments = k_major_fragments(k, keys_operand, scores.tiles_n, stage_row, lane, 16 * step)
-        multiply_fragments(k, scores, instruction(kind), [q_fragments[step]], k_fragments, s)
+        multiply_fragments(k, scores, kind, [q_fragments[step]], k_fragments, s)
     s = masked_scores(k, flash, s, block, rows, thread_in_group, keys)
 
     new_largest, probabilities, new_totals, corrections = [], list(s), [], []
@@ -207,8 +207,8 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
         high, low = split_pairs(k, element, pairs)
         v_row = k.add(k.add(stage_row, lane_row), k.index(16 * step))
         v_fragments = b16_b_fragments(k, output, values, v_row, zero, lane_column)
-        multiply_fragments(k, output, instruction(kind), [high], v_fragments, acc)
-        multiply_fragments(k, output, instruction(kind), [low], v_fragments, acc)
+        multiply_fragments(k, output, kind, [high], v_fragments, acc)
+        multiply_fragments(k, output, kind, [low], v_fragments, acc)
     k.emit(scf.YieldOp(*new_largest, *new_totals, *acc))
     k.cursor = outer
     loop = k.emit(scf.ForOp(zero, blocks, k.index(1), start, Region(body))).owner
@@ -224,17 +224,16 @@ def split_pairs(k: GpuKernelLowering, element, pairs: list[tuple[SSAValue, SSAVa
     pack = "cvt.rn.bf16x2.f32" if bf16 else "cvt.rn.f16x2.f32"
     high, low = [], []
     for first, second in pairs:
-        word = ptx(k, pack, [second, first], 1)[0]  # the first (lower k) element in the low half
+        word = k.inline_ptx(pack, [second, first], 1)[0]  # the first (lower k) element in the low half
         if bf16:
-            sixteen = k.emit(arith.ConstantOp(IntegerAttr(16, i32)))
-            upper = k.emit(arith.ConstantOp(IntegerAttr(-65536, i32)))
+            sixteen, upper = i32_constant(k, 16), i32_constant(k, -65536)
             rounded = [k.emit(arith.BitcastOp(k.emit(arith.ShLIOp(word, sixteen)), f32)),
                        k.emit(arith.BitcastOp(k.emit(arith.AndIOp(word, upper)), f32))]  # fmt: skip
         else:
-            rounded = ptx(k, "unpack.f16x2.f32", [word], 2, f32)
+            rounded = k.inline_ptx("unpack.f16x2.f32", [word], 2, f32)
         residuals = [k.emit(arith.SubfOp(value, back)) for value, back in zip((first, second), rounded)]
         high.append(word)
-        low.append(ptx(k, pack, [residuals[1], residuals[0]], 1)[0])
+        low.append(k.inline_ptx(pack, [residuals[1], residuals[0]], 1)[0])
     return high, low
 
 

@@ -41,6 +41,8 @@ from strata.support.errors import StrataError
 
 DEFAULT_BLOCK_SIZE = 256
 DEFAULT_MMA_BLOCK_SIZE = 128
+DEFAULT_MMA_STAGES = 4
+"""Shared-memory stages of a tensor-core matmul's cp.async k loop (tensor_core_loop.py)."""
 WARP = 32
 SHARED_MEMORY_SPACE = 3
 SHARED_BYTES_LIMIT = 48 * 1024
@@ -71,8 +73,8 @@ class GpuKernelLowering(ThreadMappedLowering):
     shared memory, lazy tiles read element by element, and stores deferred so that the
     stores of one tile position share one thread loop."""
 
-    def __init__(self, kernel: tile.KernelOp, block_size: int, naive_barriers: bool = False, mma_stages: int = 2,
-                 tf32: bool = False):
+    def __init__(self, kernel: tile.KernelOp, block_size: int, naive_barriers: bool = False,
+                 mma_stages: int = DEFAULT_MMA_STAGES, tf32: bool = False):
         super().__init__(kernel, block_size, Barriers(naive_barriers, lambda: self.call(BARRIER, [])))
         self.pending_stores: list[Store] = []
         self.shared_bytes = 0
@@ -90,6 +92,14 @@ class GpuKernelLowering(ThreadMappedLowering):
         signature = types or INTRINSIC_TYPES[name]
         self.intrinsics[name] = signature
         return self.emit(func.CallOp(name, list(args), list(signature[1])))
+
+    def inline_ptx(self, instruction: str, operands: Sequence[SSAValue], results: int = 0,
+                   result_type: Attribute = i32) -> list[SSAValue]:
+        """The PTX `instruction` (a name of the NVVM translation's INLINE_PTX table) on
+        `operands`, as a call of @ptx.<instruction>; its `results` results of `result_type`."""
+        signature = (tuple(v.type for v in operands), (result_type,) * results)
+        call = self.call(INLINE_PTX_PREFIX + instruction, operands, signature)
+        return list(call.owner.results) if results else []
 
     def special_register(self, name: str) -> SSAValue:
         value = self.call(f"{NVVM_PREFIX}read.ptx.sreg.{name}", [])
@@ -185,7 +195,6 @@ class GpuKernelLowering(ThreadMappedLowering):
             self.status_argument = self.entry.insert_arg(MemRefType(i32, [1]), len(self.entry.args))
             self.status_argument.name_hint = "status"
         return self.status_argument
-
 
     def bind_program_ids(self, flat: SSAValue) -> None:
         """Row-major program ids, except for a kernel with tile.mma over a grid of at least

@@ -82,11 +82,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from strata.dialects import tile
+from strata.lowering.tile_to_gpu import flash_attention
 # ops and mma are imported for their registrations in GPU_LOWERINGS.
-from strata.lowering.tile_to_gpu import flash_attention, mma, ops  # noqa: F401
+from strata.lowering.tile_to_gpu import mma, ops  # noqa: F401
 from strata.lowering.tile_to_gpu.kernel import (
     DEFAULT_BLOCK_SIZE,
     DEFAULT_MMA_BLOCK_SIZE,
+    DEFAULT_MMA_STAGES,
     WARP,
     GpuKernelLowering,
     intrinsic_declarations,
@@ -103,7 +105,7 @@ class LowerTileToGpuPass(ModulePass):
     block_size: int = DEFAULT_BLOCK_SIZE
     mma_block_size: int = DEFAULT_MMA_BLOCK_SIZE
     """Threads of a kernel with tile.mma: fewer threads, larger register micro-tiles."""
-    mma_stages: int = 4
+    mma_stages: int = DEFAULT_MMA_STAGES
     """Shared-memory stages of a tensor-core matmul's cp.async k loop (2 to 8; fewer where
     they would not fit DYNAMIC_SHARED_LIMIT)."""
     tf32: bool = False

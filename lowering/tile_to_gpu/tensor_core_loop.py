@@ -45,8 +45,8 @@ from xdsl.ir import Block, Region, SSAValue
 from strata.dialects import tile
 from strata.dialects.tile_types import TensorViewType, element_bytes
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind, accumulator_layout, tensor_core_operands
-from strata.lowering.tile_to_gpu.kernel import DYNAMIC_SHARED_LIMIT, INLINE_PTX_PREFIX, WARP, GpuKernelLowering
-from strata.lowering.tile_to_gpu.tensor_cores import instruction, multiply_fragments, to_tf32
+from strata.lowering.tile_to_gpu.kernel import DYNAMIC_SHARED_LIMIT, WARP, GpuKernelLowering
+from strata.lowering.tile_to_gpu.tensor_cores import multiply_fragments, to_tf32
 from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values
 from strata.lowering.tile_to_loops.kernel import Partition, static_value
 
@@ -87,9 +87,11 @@ def aligned_rows(partition: Partition, chunk: int) -> bool:
     )  # fmt: skip
 
 
-def pipelined_operands(k: GpuKernelLowering, op: scf.ForOp) -> tuple[TensorCoreKind, Operand, Operand, int] | None:
-    """The tensor-core kind, the two operands and the stages that fit when `op` is a k loop
-    this file lowers, else None."""
+def pipelined_operands(
+    k: GpuKernelLowering, op: scf.ForOp
+) -> tuple[TensorCoreKind, MmaFragments, Operand, Operand, int] | None:
+    """The tensor-core kind, the accumulator's layout, the two operands and the stages that
+    fit when `op` is a k loop this file lowers, else None."""
     body = op.body.block
     index = body.args[0]
     ops = list(body.ops)
@@ -99,7 +101,8 @@ def pipelined_operands(k: GpuKernelLowering, op: scf.ForOp) -> tuple[TensorCoreK
     if not isinstance(mma, tile.MmaOp) or yielded.operands[0] is not mma.result or mma.acc is not body.args[1]:
         return None
     matched = tensor_core_operands(mma, k.tf32)
-    if matched is None or not isinstance(accumulator_layout(mma, k.block_size, k.tf32), MmaFragments):
+    layout = accumulator_layout(mma, k.block_size, k.tf32)
+    if matched is None or not isinstance(layout, MmaFragments):
         return None
     kind, *sources = matched
     if len(ops) != (6 if kind.per_word == 2 else 4):  # two loads (and two widening maps), the mma, the yield
@@ -127,7 +130,7 @@ def pipelined_operands(k: GpuKernelLowering, op: scf.ForOp) -> tuple[TensorCoreK
     a, b = operands
     per_stage = (a.rows * (a.columns + a.padding) + b.rows * (b.columns + b.padding)) * size
     stages = min(k.mma_stages, (DYNAMIC_SHARED_LIMIT - k.shared_bytes - k.dynamic_shared_bytes) // per_stage)
-    return (kind, a, b, stages) if stages >= 2 else None
+    return (kind, layout, a, b, stages) if stages >= 2 else None
 
 
 def transposed(partition: Partition) -> Partition:
@@ -151,12 +154,6 @@ def address(k: GpuKernelLowering, buffer: SSAValue, indices: Sequence[SSAValue])
     element = element_bytes(buffer.type.element_type)
     at = k.add(k.emit(memref.ExtractAlignedPointerAsIndexOp.get(buffer)), k.mul(offset, k.index(element)))
     return k.emit(arith.IndexCastOp(at, i32)) if k.is_shared(buffer) else at
-
-
-def ptx(k: GpuKernelLowering, name: str, operands: Sequence[SSAValue], results: int = 0, result_type=i32) -> list[SSAValue]:
-    """A call of the inline PTX instruction `name` (see the NVVM translation)."""
-    call = k.call(INLINE_PTX_PREFIX + name, list(operands), (tuple(v.type for v in operands), (result_type,) * results))
-    return list(call.owner.results) if call is not None else []
 
 
 def tile_origin(k: GpuKernelLowering, operand: Operand, step: SSAValue) -> list[SSAValue]:
@@ -187,7 +184,7 @@ def issue_copies(k: GpuKernelLowering, operand: Operand, step: SSAValue, stage: 
 
         def copy(row=row, column=column, offset=offset, size=size) -> None:
             target = address(k, operand.shared, [k.add(first_row, row), column])
-            ptx(k, "cp.async.cg.shared.global.16", [target, address(k, partition.buffer, [offset]), size])
+            k.inline_ptx("cp.async.cg.shared.global.16", [target, address(k, partition.buffer, [offset]), size])
 
         if chunks - first < k.block_size:
             k.guarded(k.emit(arith.CmpiOp(chunk, k.index(chunks), "ult")), copy)
@@ -208,7 +205,7 @@ def multiply_stage(k: GpuKernelLowering, layout: MmaFragments, kind: TensorCoreK
     for step in range(a.columns // kind.depth):
         depth = step * kind.depth
         a_fragments = [
-            ptx(k, "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+            k.inline_ptx("ldmatrix.sync.aligned.m8n8.x4.shared.b16",
                 [address(k, a.shared, [k.add(a_rows, k.index(16 * tm)), k.add(lane_column, k.index(depth))])], 4)
             for tm in range(layout.tiles_m)
         ]  # fmt: skip
@@ -221,7 +218,7 @@ def multiply_stage(k: GpuKernelLowering, layout: MmaFragments, kind: TensorCoreK
         if kind.tf32:
             a_fragments = [[to_tf32(k, word) for word in fragment] for fragment in a_fragments]
             b_fragments = [[to_tf32(k, word) for word in fragment] for fragment in b_fragments] if b.k_major else b_fragments
-        multiply_fragments(k, layout, instruction(kind), a_fragments, b_fragments, sums)
+        multiply_fragments(k, layout, kind, a_fragments, b_fragments, sums)
     return sums
 
 
@@ -238,10 +235,10 @@ def k_major_fragments(k: GpuKernelLowering, b: Operand, tiles: int, first_row: S
     for pair in range(0, tiles, 2):
         at = address(k, b.shared, [k.add(k.add(first_row, row), k.index(8 * pair)), column])
         if pair + 1 < tiles:
-            loaded = ptx(k, "ldmatrix.sync.aligned.m8n8.x4.shared.b16", [at], 4)
+            loaded = k.inline_ptx("ldmatrix.sync.aligned.m8n8.x4.shared.b16", [at], 4)
             fragments += [loaded[:2], loaded[2:]]
         else:
-            fragments.append(ptx(k, "ldmatrix.sync.aligned.m8n8.x2.shared.b16", [at], 2))
+            fragments.append(k.inline_ptx("ldmatrix.sync.aligned.m8n8.x2.shared.b16", [at], 2))
     return fragments
 
 
@@ -254,11 +251,11 @@ def b16_b_fragments(k: GpuKernelLowering, layout: MmaFragments, b: Operand, row:
         column = k.add(warp_column, k.index(8 * tn))
         if tn + 1 < layout.tiles_n:
             at = address(k, b.shared, [row, k.add(column, lane_column)])
-            loaded = ptx(k, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", [at], 4)
+            loaded = k.inline_ptx("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", [at], 4)
             fragments += [loaded[:2], loaded[2:]]
         else:
             at = address(k, b.shared, [row, column])
-            fragments.append(ptx(k, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", [at], 2))
+            fragments.append(k.inline_ptx("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", [at], 2))
     return fragments
 
 
@@ -281,9 +278,7 @@ def pipelined_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
     matched = pipelined_operands(k, op)
     if matched is None:
         return False
-    kind, a, b, stages = matched
-    mma = op.body.block.last_op.operands[0].owner
-    layout = accumulator_layout(mma, k.block_size, k.tf32)
+    kind, layout, a, b, stages = matched
     for operand in (a, b):
         operand.shared = k.shared_alloca([stages * operand.rows, operand.columns + operand.padding], kind.element, dynamic=True)
     start = cell_values(k, k.tile_of(op.iter_args[0]), layout)
@@ -293,14 +288,14 @@ def pipelined_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
         """The copies of k step `step` into `stage` where there is such a step, then a commit
         (an empty group past the last step keeps the count of groups per step fixed)."""
         k.guarded(k.emit(arith.CmpiOp(step, steps, "ult")), lambda: (issue_copies(k, a, step, stage), issue_copies(k, b, step, stage)))
-        ptx(k, "cp.async.commit_group", [])
+        k.inline_ptx("cp.async.commit_group", [])
 
     for ahead in range(stages - 1):
         issue(k.index(ahead), k.index(ahead))
     block = Block(arg_types=[IndexType(), *(v.type for v in start)])
     outer, k.cursor = k.cursor, block
     step = block.args[0]
-    ptx(k, f"cp.async.wait_group.{stages - 2}", [])
+    k.inline_ptx(f"cp.async.wait_group.{stages - 2}", [])
     k.barriers.barrier()
     ahead = k.add(step, k.index(stages - 1))
     issue(ahead, k.emit(arith.RemUIOp(ahead, k.index(stages))))

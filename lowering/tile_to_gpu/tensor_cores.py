@@ -33,25 +33,17 @@ from xdsl.ir import SSAValue
 
 from strata.dialects import tile
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind, tensor_core_operands
-from strata.lowering.tile_to_gpu.kernel import INLINE_PTX_PREFIX, GpuKernelLowering
+from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
 from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values, register_tile_in
 from strata.lowering.tile_to_loops.kernel import LoadedTile, Tile
 
-MMA_SIGNATURE = ((i32,) * 6 + (f32,) * 4, (f32,) * 4)
-"""mma.sync m16n8k16 (16-bit) or m16n8k8 (TF32): four a and two b words, four f32
-accumulators in and out."""
 WORDS_PER_STEP = 8
 """32-bit words along k per instruction step (16 elements of 16 bits, or 8 of TF32)."""
-TF32_ROUNDING = "cvt.rna.tf32.f32"
-
-
-def instruction(kind: TensorCoreKind) -> str:
-    return INLINE_PTX_PREFIX + kind.instruction
 
 
 def to_tf32(k: GpuKernelLowering, bits: SSAValue) -> SSAValue:
     """The f32 whose bits are the i32 `bits` rounded to TF32 (nearest, ties away), as an i32."""
-    return k.call(INLINE_PTX_PREFIX + TF32_ROUNDING, [bits], ((i32,), (i32,)))
+    return k.inline_ptx("cvt.rna.tf32.f32", [bits], 1)[0]
 
 
 def a_padding(words: int) -> int:
@@ -115,18 +107,18 @@ def stage_words(k: GpuKernelLowering, value: Tile, shape: Sequence[int], kind: T
     return staged
 
 
-def multiply_fragments(k: GpuKernelLowering, layout: MmaFragments, name: str, a_fragments: list[list[SSAValue]],
+def multiply_fragments(k: GpuKernelLowering, layout: MmaFragments, kind: TensorCoreKind, a_fragments: list[list[SSAValue]],
                        b_fragments: list[list[SSAValue]], sums: list[SSAValue]) -> None:
-    """One mma `name` per instruction tile of the warp, updating its four registers of `sums`."""
+    """One mma of `kind` per instruction tile of the warp (four a and two b words, four f32
+    accumulators in and out), updating its four registers of `sums`."""
     for tm in range(layout.tiles_m):
         for tn in range(layout.tiles_n):
             at = 4 * (tm * layout.tiles_n + tn)
-            call = k.call(name, [*a_fragments[tm], *b_fragments[tn], *sums[at:at + 4]], MMA_SIGNATURE)
-            sums[at:at + 4] = call.owner.results
+            sums[at:at + 4] = k.inline_ptx(kind.instruction, [*a_fragments[tm], *b_fragments[tn], *sums[at:at + 4]], 4, f32)
 
 
 def warp_steps(k: GpuKernelLowering, layout: MmaFragments, a_words: SSAValue, b_words: SSAValue,
-               depth: int, name: str, start: list[SSAValue]) -> list[SSAValue]:
+               depth: int, kind: TensorCoreKind, start: list[SSAValue]) -> list[SSAValue]:
     """This thread's accumulator registers after `depth` (a multiple of 8) words of k."""
     k.note_read(a_words, (), None)
     k.note_read(b_words, (), None)
@@ -146,7 +138,7 @@ def warp_steps(k: GpuKernelLowering, layout: MmaFragments, a_words: SSAValue, b_
             [k.emit(memref.LoadOp.get(b_words, [w, k.add(column, k.index(8 * tn))])) for w in (first, second)]
             for tn in range(layout.tiles_n)
         ]
-        multiply_fragments(k, layout, name, a_fragments, b_fragments, sums)
+        multiply_fragments(k, layout, kind, a_fragments, b_fragments, sums)
     return sums
 
 
@@ -169,7 +161,7 @@ def tensor_core_mma(k: GpuKernelLowering, op: tile.MmaOp, layout: MmaFragments) 
     sums: list[SSAValue] = []
     depth = a_shape[-1] // kind.per_word
     code, accesses = k.block_code(
-        lambda: sums.extend(warp_steps(k, layout, a_words, b_words, depth, instruction(kind), start))
+        lambda: sums.extend(warp_steps(k, layout, a_words, b_words, depth, kind, start))
     )
     k.place_inline(code, accesses)
     k.values[op.result] = RegisterTile(sums, layout, extents)
