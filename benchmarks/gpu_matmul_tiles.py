@@ -3,9 +3,10 @@
 and mma_stages) against torch.matmul (cuBLAS), same card, same run. The GPU pipeline's
 defaults come from here.
 
-    python benchmarks/gpu_matmul_tiles.py [--sizes 2048 4096 8192] [--variants 2:128:32:3 2:256:32:4]
+    python benchmarks/gpu_matmul_tiles.py [--sizes 2048 4096 8192] [--variants 2:128:32:4 2:256:64:4:w]
 
-A variant is scale:threads:k:stages. Times are CUDA-event means (see gpu_kernels.py).
+A variant is scale:threads:k:stages, or scale:threads:k:stages:w for the warpgroup mma
+(wgmma, sm_90 only). Times are CUDA-event means (see gpu_kernels.py).
 """
 
 from __future__ import annotations
@@ -19,20 +20,24 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def pipeline(scale: int, threads: int, k: int, stages: int) -> str:
+def pipeline(variant: str) -> str:
+    """The GPU pipeline of a variant scale:threads:k:stages, with `:w` the warpgroup mma
+    (sm_90; its block size is two threads per tile row, `threads` is then unused)."""
+    scale, threads, k, stages, *warpgroup = variant.split(":")
+    wgmma = "true" if warpgroup == ["w"] else "false"
     return (
         "fuse-patterns,canonicalize,cse,fuse-elementwise,"
-        f"lower-graph-to-tile{{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k={k} dot_k=32 "
+        f"lower-graph-to-tile{{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k={k} matmul_16bit_k={k} dot_k=32 "
         f"matmul_bytes=40960 matmul_min_tiles=132 pretranspose_rows=256 matmul_16bit_scale={scale} "
         "fused_attention=false},token-dce,dedupe-kernels,"
-        f"lower-tile-to-gpu{{mma_block_size={threads} mma_stages={stages}}},plan-memory,verify-memory-plan"
+        f"lower-tile-to-gpu{{mma_block_size={threads} mma_stages={stages} warpgroup_mma={wgmma}}},plan-memory,verify-memory-plan"
     )
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--sizes", nargs="+", type=int, default=[2048, 4096, 8192])
-    p.add_argument("--variants", nargs="+", default=["2:128:32:2", "2:128:32:3", "2:128:32:4", "2:256:32:3", "2:128:64:2"])
+    p.add_argument("--variants", nargs="+", default=["2:128:32:4", "2:256:64:3:w", "2:256:64:4:w", "2:256:64:5:w"])
     p.add_argument("--repeat", type=int, default=20)
     args = p.parse_args(argv)
 
@@ -56,7 +61,7 @@ def main(argv=None) -> int:
                        lambda x, y: x.elapsed_time(y), lambda: torch.matmul(ta, tb), args.repeat) / 1e0
         print(f"bf16 {n}^3 torch {t * 1e3:8.4f} ms {2 * n**3 / t / 1e12:6.1f} TFLOP/s")
         for variant in args.variants:
-            GpuPipelinePass.STEPS = pipeline(*(int(x) for x in variant.split(":")))
+            GpuPipelinePass.STEPS = pipeline(variant)
             try:
                 g = strata.Graph("matmul")
                 g.output(g.input("a", (n, n), "bf16") @ g.input("b", (n, n), "bf16"))

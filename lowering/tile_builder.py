@@ -61,6 +61,9 @@ class TileCostModel:
     """For f16/bf16 operands, matmul_m and matmul_n times this and matmul_bytes times its
     square: the GPU's tensor cores keep the accumulator in registers, stage 16-bit
     operands at half the bytes and need larger tiles to keep up with them."""
+    matmul_16bit_k: int = 0
+    """For f16/bf16 operands, the k tile (0: as other matmuls): the GPU's warpgroup mma
+    (sm_90) reads k in rows of 64 16-bit elements, one 128-byte swizzled shared row."""
     flash_attention: bool = False
     """graph.attention of bf16/f16 with head sizes of 16 to 128 (powers of two) as the fused
     kernel marked `tile.flash_attention`, which lower-tile-to-gpu replaces by its own

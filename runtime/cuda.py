@@ -107,6 +107,12 @@ def device_arch(cuda) -> str:
     raise StrataError(f"target 'cuda': compute capability {major}.{minor} is older than sm_80")
 
 
+def warpgroup_mma_available(cuda) -> bool:
+    """Whether the device runs sm_90a PTX (the warpgroup mma): compute capability 9.0
+    exactly, since architecture-specific PTX does not carry forward to newer cards."""
+    return tuple(cuda.get_current_device().compute_capability) == (9, 0)
+
+
 DLPACK_CUDA_DEVICES = (2, 13)
 """DLPack device types whose memory kernels can read: kDLCUDA, kDLCUDAManaged."""
 

@@ -16,10 +16,11 @@ from xdsl.dialects.builtin import ModuleOp
 from strata.lowering.nvvm.translate import compute_arch, module_to_ptx
 from strata.runtime import cuda as cuda_runtime
 from strata.runtime.cuda import CudaExecutable
-from strata.targets.passes import PipelinePass, register_pipeline
+from strata.targets.passes import PipelinePass, register_pipeline, split_spec
 from strata.targets.target import Target, register_target
 
 DEFAULT_ARCH = "sm_90"
+WARPGROUP_ARCH = "sm_90a"
 
 
 @register_pipeline
@@ -46,10 +47,25 @@ class GpuPipelinePass(PipelinePass):
 
     allow_tf32: bool = False
     """f32 matmuls on tensor cores as TF32 (lower-tile-to-gpu{tf32=true})."""
+    warpgroup_mma: bool = False
+    """16-bit matmuls on sm_90's warpgroup mma: 64-deep k tiles (matmul_16bit_k=64) and
+    lower-tile-to-gpu{warpgroup_mma=true}; the PTX is then for sm_90a (H100/H200) only.
+    strata.compile sets it on such a device."""
 
     def steps(self) -> str:
-        steps = super().steps()
-        return steps.replace("lower-tile-to-gpu,", "lower-tile-to-gpu{tf32=true},") if self.allow_tf32 else steps
+        added = {
+            "lower-graph-to-tile": ["matmul_16bit_k=64"] if self.warpgroup_mma else [],
+            "lower-tile-to-gpu": [o for o, wanted in (("tf32=true", self.allow_tf32), ("warpgroup_mma=true", self.warpgroup_mma)) if wanted],
+        }  # fmt: skip
+        return ",".join(with_options(step, added.get(step.split("{")[0], [])) for step in split_spec(super().steps()))
+
+
+def with_options(step: str, options: list[str]) -> str:
+    """The pipeline step `step` (name{options}) with `options` too, unless it sets them already."""
+    name, _, given = step.partition("{")
+    given = given.removesuffix("}").split()
+    options = given + [o for o in options if o.split("=")[0] not in {g.split("=")[0] for g in given}]
+    return f"{name}{{{' '.join(options)}}}" if options else name
 
 
 class CudaTarget(Target):
@@ -59,15 +75,17 @@ class CudaTarget(Target):
     emits = ("ptx",)
 
     def compile(self, module: ModuleOp, entry: str | None = None, fusion: bool = True, allow_tf32: bool = False) -> CudaExecutable:
-        cuda_runtime.require_cuda()  # before lowering: no GPU is a clear error, not a late one
-        return CudaExecutable(self.lowered_program(module, entry, fusion, allow_tf32=allow_tf32))
+        cuda = cuda_runtime.require_cuda()  # before lowering: no GPU is a clear error, not a late one
+        warpgroup_mma = cuda_runtime.warpgroup_mma_available(cuda)
+        return CudaExecutable(self.lowered_program(module, entry, fusion, allow_tf32=allow_tf32, warpgroup_mma=warpgroup_mma))
 
     def emit(self, module: ModuleOp, kind: str, arch: str | None = None) -> str:
+        """PTX for `arch` (sm_90 by default); sm_90a lowers 16-bit matmuls for the warpgroup mma."""
         if kind not in self.emits:
             return super().emit(module, kind, arch)
         arch = arch or DEFAULT_ARCH
         compute_arch(arch)
-        self.lower(module)
+        self.lower(module, warpgroup_mma=arch == WARPGROUP_ARCH)
         return module_to_ptx(module, arch)[1] or "// no GPU kernels: the program launches nothing\n"
 
 

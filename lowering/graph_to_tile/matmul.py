@@ -84,6 +84,8 @@ def matmul_kernel(
         # b read along k: long k tiles (dot_k) as long as a k x n tile of b fits a tile.
         fitting = MAX_TILE_BYTES // element_bytes(b_type.element_type) // min(next_power_of_two(n), p.cost.matmul_n)
         k_limit = min(p.cost.dot_k, fitting)
+    if low_precision and p.cost.matmul_16bit_k:
+        k_limit = p.cost.matmul_16bit_k
     scale = p.cost.matmul_16bit_scale if low_precision else 1
     tm, tn, tk = (
         min(next_power_of_two(size), limit)

@@ -66,7 +66,7 @@ from strata.lowering.llvm.memref_scf_func import alloca, call, load, store
 from strata.lowering.llvm.translate import add_function_attributes
 from strata.lowering.llvm.types import DOUBLE, FLOAT, HALF, UnsupportedType, memory_type, scalar_type, static_shape
 from strata.lowering.nvvm.ptx_checks import check_barriers
-from strata.lowering.tile_to_gpu.kernel import INLINE_PTX_PREFIX, NVVM_PREFIX, SHARED_MEMORY_SPACE, gpu_kernels
+from strata.lowering.tile_to_gpu.kernel import INLINE_PTX_PREFIX, NVVM_PREFIX, SHARED_MEMORY_SPACE, WARPGROUP_MMA, gpu_kernels
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = (
@@ -76,8 +76,9 @@ DATA_LAYOUT = (
 """Numba's NVVM data layout (numba.cuda.cudadrv.nvvm); libNVVM wants one."""
 GLOBAL = 1
 I32 = ir.IntType(32)
-ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90")
-"""Architectures whose libNVVM reader takes the typed-pointer IR built here."""
+ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
+"""Architectures whose libNVVM reader takes the typed-pointer IR built here (sm_90a: sm_90
+with its architecture-specific instructions, the warpgroup mma among them)."""
 
 LIBDEVICE_FUNCTIONS = {
     "llvm.exp": "exp", "llvm.exp2": "exp2", "llvm.log": "log", "llvm.log2": "log2",
@@ -256,6 +257,19 @@ def mma_template(kind: str, depth: int = 16) -> str:
     return f"mma.sync.aligned.m16n8k{depth}.row.col.f32.{kind}.{kind}.f32 {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, {{$10,$11,$12,$13}};"
 
 
+def wgmma_name(n: int, kind: str, n_major: bool) -> str:
+    return f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind}" + (".n_major" if n_major else "")
+
+
+def wgmma_template(n: int, kind: str, n_major: bool) -> str:
+    """d (n / 2 f32 registers) += a @ b from shared-memory descriptors $d, $d+1 (a K-major,
+    b N-major when `n_major`, else K-major); the accumulators are tied operands."""
+    d = n // 2
+    registers = ",".join(f"${i}" for i in range(d))
+    return (f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind} {{{registers}}}, ${d}, ${d + 1}, 1, 1, 1, 0, "
+            f"{int(n_major)};")
+
+
 INLINE_PTX = {
     "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32": mma_template("bf16"),
     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32": mma_template("f16"),
@@ -271,11 +285,20 @@ INLINE_PTX = {
     "cp.async.cg.shared.global.16": "cp.async.cg.shared.global [$0], [$1], 16, $2;",
     "cp.async.commit_group": "cp.async.commit_group;",
     **{f"cp.async.wait_group.{n}": f"cp.async.wait_group {n};" for n in range(8)},
-}
+    "fence.proxy.async.shared::cta": "fence.proxy.async.shared::cta;",
+    "wgmma.fence.sync.aligned": "wgmma.fence.sync.aligned;",
+    "wgmma.commit_group.sync.aligned": "wgmma.commit_group.sync.aligned;",
+    **{f"wgmma.wait_group.sync.aligned.{n}": f"wgmma.wait_group.sync.aligned {n};" for n in range(2)},
+    **{wgmma_name(n, kind, n_major): wgmma_template(n, kind, n_major)
+       for n in range(8, 257, 8) for kind in ("bf16", "f16") for n_major in (False, True)},
+}  # fmt: skip
 """The PTX a call of @ptx.<name> stands for: $n are its results, then its operands (an
 address is an i32 in shared memory, an index (i64) in global memory)."""
 PURE_PTX = ("mma.", "cvt.", "unpack.")
 """Instructions without memory effects; every other one is a volatile asm that clobbers memory."""
+TIED_PTX = ("wgmma.mma_async.", "wgmma.wait_group.")
+"""Instructions whose last operands are their results' values before (tied registers): the
+accumulators of an asynchronous warpgroup mma stay in the same registers until a wait."""
 REGISTER_CONSTRAINTS = {FLOAT: "f", I32: "r", ir.IntType(64): "l"}
 
 
@@ -294,6 +317,8 @@ def inline_ptx(emitter: NvvmFunctionEmitter, op: func.CallOp) -> ir.Value | list
         raise fail(f"inline PTX '{name}': no register class for operands of type {', '.join(unsupported)}")
     constraints = [REGISTER_CONSTRAINTS[a.type] for a in arguments]
     outputs = [emitter.scalar_type(r.type) for r in op.results]
+    if name.startswith(TIED_PTX):
+        constraints[len(constraints) - len(outputs):] = [str(n) for n in range(len(outputs))]
     constraints = [f"={REGISTER_CONSTRAINTS[t]}" for t in outputs] + constraints
     pure = name.startswith(PURE_PTX)
     if not pure:
@@ -473,8 +498,14 @@ def module_to_ptx(module: ModuleOp, arch: str = "sm_90") -> tuple[str, str]:
     none (a program that launches nothing); the PTX has passed the barrier-safety check
     (nvvm/ptx_checks.py), else a StrataError lists the violations."""
     compute_arch(arch)
-    if not gpu_kernels(module):
+    kernels = gpu_kernels(module)
+    if not kernels:
         return "", ""
+    warpgroup = [k.sym_name.data for k in kernels if WARPGROUP_MMA in k.attributes]
+    if warpgroup and arch not in ("sm_90", "sm_90a"):
+        raise StrataError(f"kernel @{warpgroup[0]} uses the warpgroup mma (wgmma): it needs sm_90, not {arch} "
+                          "(lower it without lower-tile-to-gpu{warpgroup_mma=true})")
+    arch = "sm_90a" if warpgroup else arch
     nvvm_ir = str(translate_kernels(module))
     ptx = compile_ptx(nvvm_ir, arch)
     violations = check_barriers(ptx)

@@ -35,7 +35,15 @@ from strata.dialects.tile_types import TensorViewType
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind
 from strata.lowering.tile_to_gpu.kernel import WARP, GpuKernelLowering
 from strata.lowering.tile_to_gpu.ops import butterfly, i32_constant
-from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, address, aligned_rows, b16_b_fragments, issue_copies, k_major_fragments
+from strata.lowering.tile_to_gpu.tensor_core_loop import (
+    Operand,
+    address,
+    aligned_rows,
+    b16_b_fragments,
+    issue_copies,
+    k_major_fragments,
+    stage_target,
+)
 from strata.lowering.tile_to_gpu.tensor_cores import multiply_fragments
 from strata.lowering.tile_to_loops.kernel import Partition
 from strata.support.errors import StrataError
@@ -140,13 +148,13 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
 
     def issue(block: SSAValue, stage: SSAValue) -> None:
         def copies() -> None:
-            issue_copies(k, keys_operand, block, stage)
-            issue_copies(k, values, block, stage)
+            issue_copies(k, keys_operand, block, stage_target(k, keys_operand, stage))
+            issue_copies(k, values, block, stage_target(k, values, stage))
 
         k.guarded(k.emit(arith.CmpiOp(block, blocks, "ult")), copies)
         k.inline_ptx("cp.async.commit_group", [])
 
-    issue_copies(k, q, zero, zero)
+    issue_copies(k, q, zero, stage_target(k, q, zero))
     k.inline_ptx("cp.async.commit_group", [])
     issue(zero, zero)
     k.inline_ptx("cp.async.wait_group.1", [])

@@ -49,6 +49,10 @@ SHARED_BYTES_LIMIT = 48 * 1024
 DYNAMIC_SHARED_LIMIT = 96 * 1024
 """Static plus dynamic shared memory of one block: under the 99 KiB an sm_86/sm_89 block
 may opt into (sm_80: 163 KiB, sm_90: 227 KiB)."""
+WARPGROUP_SHARED_LIMIT = 227 * 1024
+"""Shared memory of one block on sm_90, where the warpgroup mma runs (warpgroup_loop.py)."""
+WARPGROUP_MMA = "gpu.warpgroup_mma"
+"""A kernel attribute: the kernel runs wgmma, an sm_90a instruction (PTX for sm_90a)."""
 GROUPED_ROWS = 8
 """Output tile rows per group in a matmul's block order (bind_program_ids)."""
 NVVM_PREFIX = "llvm.nvvm."
@@ -74,7 +78,7 @@ class GpuKernelLowering(ThreadMappedLowering):
     stores of one tile position share one thread loop."""
 
     def __init__(self, kernel: tile.KernelOp, block_size: int, naive_barriers: bool = False,
-                 mma_stages: int = DEFAULT_MMA_STAGES, tf32: bool = False):
+                 mma_stages: int = DEFAULT_MMA_STAGES, tf32: bool = False, warpgroup_mma: bool = False):
         super().__init__(kernel, block_size, Barriers(naive_barriers, lambda: self.call(BARRIER, [])))
         self.pending_stores: list[Store] = []
         self.shared_bytes = 0
@@ -83,6 +87,9 @@ class GpuKernelLowering(ThreadMappedLowering):
         """Shared-memory stages of a pipelined tensor-core k loop (tensor_core_loop.py)."""
         self.tf32 = tf32
         """f32 mma may run on tensor cores as TF32 (fragments.py)."""
+        self.warpgroup_mma = warpgroup_mma
+        """A 16-bit matmul's k loop may run on sm_90's warpgroup mma (warpgroup_loop.py)."""
+        self.warpgroup_mma_used = False
         self.intrinsics: dict[str, tuple[tuple[Attribute, ...], tuple[Attribute, ...]]] = {}
         self.status_argument: SSAValue | None = None
 
@@ -142,10 +149,11 @@ class GpuKernelLowering(ThreadMappedLowering):
                 f"shared memory (limit {SHARED_BYTES_LIMIT}): use smaller tiles "
                 "(lower-graph-to-tile{tile_elements=... matmul_m=... matmul_n=... matmul_k=...})"
             )
-        if self.shared_bytes + self.dynamic_shared_bytes > DYNAMIC_SHARED_LIMIT:
+        limit = WARPGROUP_SHARED_LIMIT if self.warpgroup_mma_used else DYNAMIC_SHARED_LIMIT
+        if self.shared_bytes + self.dynamic_shared_bytes > limit:
             raise StrataError(
                 f"lower-tile-to-gpu: kernel @{kernel.sym_name.data} needs {self.shared_bytes} bytes of static and "
-                f"{self.dynamic_shared_bytes} of dynamic shared memory (limit {DYNAMIC_SHARED_LIMIT} in all): "
+                f"{self.dynamic_shared_bytes} of dynamic shared memory (limit {limit} in all): "
                 "use fewer stages (lower-tile-to-gpu{mma_stages=...}) or smaller tiles"
             )
         function = func.FuncOp(kernel.sym_name.data, (list(self.entry.arg_types), []), Region(self.entry))
@@ -155,6 +163,8 @@ class GpuKernelLowering(ThreadMappedLowering):
         if self.dynamic_shared_bytes:
             function.attributes["gpu.dynamic_shared_bytes"] = IntegerAttr(self.dynamic_shared_bytes, i64)
         function.attributes["gpu.barriers"] = IntegerAttr(self.barriers.count, i64)
+        if self.warpgroup_mma_used:
+            function.attributes[WARPGROUP_MMA] = UnitAttr()
         if self.status_argument is not None:
             function.attributes["gpu.status"] = UnitAttr()
             function.attributes["tile.error"] = StringAttr("; ".join(self.error_messages))

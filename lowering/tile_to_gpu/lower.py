@@ -82,7 +82,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from strata.dialects import tile
-from strata.lowering.tile_to_gpu import flash_attention
+from strata.lowering.tile_to_gpu import flash_attention, warpgroup_loop
 # ops and mma are imported for their registrations in GPU_LOWERINGS.
 from strata.lowering.tile_to_gpu import mma, ops  # noqa: F401
 from strata.lowering.tile_to_gpu.kernel import (
@@ -111,6 +111,9 @@ class LowerTileToGpuPass(ModulePass):
     tf32: bool = False
     """f32 matmuls on tensor cores as TF32 (operands rounded to 10 mantissa bits, f32
     accumulation): faster, less precise; off unless asked for (strata.compile(allow_tf32=True))."""
+    warpgroup_mma: bool = False
+    """16-bit matmuls with 64 or 128-row, 64-deep tiles on sm_90's warpgroup mma (wgmma,
+    warpgroup_loop.py; two threads per output row); the PTX is then for sm_90a only."""
     barriers: str = "tracked"
     """"tracked" (from access dependencies) or "naive" (around every block code that writes)."""
 
@@ -127,9 +130,12 @@ class LowerTileToGpuPass(ModulePass):
         for kernel in [k for k in op.ops if isinstance(k, tile.KernelOp)]:
             has_mma = any(isinstance(inner, tile.MmaOp) for inner in kernel.walk())
             threads = self.mma_block_size if has_mma else self.block_size
+            warpgroup_threads = self.warpgroup_mma and has_mma and warpgroup_loop.warpgroup_threads(kernel)
             options = (self.barriers == "naive", self.mma_stages, self.tf32)
             if flash_attention.MARK in kernel.attributes:
                 lowering = flash_attention.FlashAttentionLowering(kernel, flash_attention.THREADS, *options)
+            elif warpgroup_threads:
+                lowering = GpuKernelLowering(kernel, warpgroup_threads, *options, warpgroup_mma=True)
             else:
                 lowering = GpuKernelLowering(kernel, threads, *options)
             function = lowering.lower()

@@ -28,6 +28,7 @@ from strata.lowering.tile_builder import next_power_of_two, previous_power_of_tw
 from strata.lowering.tile_to_gpu.kernel import GPU_LOWERINGS, NVVM_PREFIX, WARP, GpuKernelLowering
 from strata.lowering.tile_to_gpu.threads import RegionValues
 from strata.lowering.tile_to_gpu.tensor_core_loop import pipelined_loop
+from strata.lowering.tile_to_gpu.warpgroup_loop import warpgroup_loop
 from strata.lowering.tile_to_gpu.tiles import PartialsTile, RegisterTile, carried_in_registers, cell_values, register_tile_in
 from strata.lowering.tile_to_loops.kernel import REASSOCIATE, REDUCTION_COMBINERS, reduction_identity, BufferTile, static_value
 
@@ -238,7 +239,7 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
     if None not in bounds and bounds[2] > 0 and bounds[0] < bounds[1] <= bounds[0] + bounds[2]:
         _single_trip(k, op)
         return
-    if pipelined_loop(k, op):
+    if warpgroup_loop(k, op) or pipelined_loop(k, op):
         return
     carried: list[BufferTile | RegisterTile | None] = []
     initial: list[SSAValue] = []

@@ -35,7 +35,7 @@ tensor_cores.py, and the epilogue reads them the same way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, memref, scf
@@ -92,6 +92,22 @@ def pipelined_operands(
 ) -> tuple[TensorCoreKind, MmaFragments, Operand, Operand, int] | None:
     """The tensor-core kind, the accumulator's layout, the two operands and the stages that
     fit when `op` is a k loop this file lowers, else None."""
+    matched = loop_operands(k, op)
+    if matched is None:
+        return None
+    kind, mma, a, b = matched
+    layout = accumulator_layout(mma, k.block_size, k.tf32)
+    if not isinstance(layout, MmaFragments):
+        return None
+    size = element_bytes(kind.element)
+    per_stage = (a.rows * (a.columns + a.padding) + b.rows * (b.columns + b.padding)) * size
+    stages = min(k.mma_stages, (DYNAMIC_SHARED_LIMIT - k.shared_bytes - k.dynamic_shared_bytes) // per_stage)
+    return (kind, layout, a, b, stages) if stages >= 2 else None
+
+
+def loop_operands(k: GpuKernelLowering, op: scf.ForOp) -> tuple[TensorCoreKind, tile.MmaOp, Operand, Operand] | None:
+    """(kind, the mma, a, b) when `op` is a k loop of one tensor-core mma on two loads of
+    16-byte aligned rows (module docstring), else None."""
     body = op.body.block
     index = body.args[0]
     ops = list(body.ops)
@@ -101,8 +117,7 @@ def pipelined_operands(
     if not isinstance(mma, tile.MmaOp) or yielded.operands[0] is not mma.result or mma.acc is not body.args[1]:
         return None
     matched = tensor_core_operands(mma, k.tf32)
-    layout = accumulator_layout(mma, k.block_size, k.tf32)
-    if matched is None or not isinstance(layout, MmaFragments):
+    if matched is None:
         return None
     kind, *sources = matched
     if len(ops) != (6 if kind.per_word == 2 else 4):  # two loads (and two widening maps), the mma, the yield
@@ -127,10 +142,7 @@ def pipelined_operands(
         # b of TF32 along n is read 4 bytes at a time (no ldmatrix.trans): rows of 8 x (odd) words.
         padding = 2 * chunk if kind.tf32 and k_axis == -2 and not k_major else chunk
         operands.append(Operand(partition, tile_indices, chunk, padding, k_major=k_major))
-    a, b = operands
-    per_stage = (a.rows * (a.columns + a.padding) + b.rows * (b.columns + b.padding)) * size
-    stages = min(k.mma_stages, (DYNAMIC_SHARED_LIMIT - k.shared_bytes - k.dynamic_shared_bytes) // per_stage)
-    return (kind, layout, a, b, stages) if stages >= 2 else None
+    return kind, mma, *operands
 
 
 def transposed(partition: Partition) -> Partition:
@@ -162,8 +174,10 @@ def tile_origin(k: GpuKernelLowering, operand: Operand, step: SSAValue) -> list[
     return [k.mul(i, k.index(t)) for i, t in zip(indices, operand.partition.tile_shape)]
 
 
-def issue_copies(k: GpuKernelLowering, operand: Operand, step: SSAValue, stage: SSAValue) -> None:
-    """cp.async of the operand's tile at k step `step` into shared stage `stage`."""
+def issue_copies(k: GpuKernelLowering, operand: Operand, step: SSAValue,
+                 target: Callable[[SSAValue, SSAValue], SSAValue]) -> None:
+    """cp.async of the operand's tile at k step `step`: the chunk at (row, column) of the
+    tile to the shared address target(row, column)."""
     partition = operand.partition
     shape = partition.tile_shape
     origin = tile_origin(k, operand, step)
@@ -173,7 +187,6 @@ def issue_copies(k: GpuKernelLowering, operand: Operand, step: SSAValue, stage: 
     per_row = operand.columns // operand.chunk
     chunks = operand.rows * per_row
     full, empty = (k.emit(arith.ConstantOp(IntegerAttr(n, i32))) for n in (16, 0))
-    first_row = k.mul(stage, k.index(operand.rows))
     for first in range(0, chunks, k.block_size):
         chunk = k.add(k.thread, k.index(first))
         row = k.emit(arith.DivUIOp(chunk, k.index(per_row)))
@@ -183,13 +196,18 @@ def issue_copies(k: GpuKernelLowering, operand: Operand, step: SSAValue, stage: 
         size = k.emit(arith.SelectOp(inside, full, empty))
 
         def copy(row=row, column=column, offset=offset, size=size) -> None:
-            target = address(k, operand.shared, [k.add(first_row, row), column])
-            k.inline_ptx("cp.async.cg.shared.global.16", [target, address(k, partition.buffer, [offset]), size])
+            k.inline_ptx("cp.async.cg.shared.global.16", [target(row, column), address(k, partition.buffer, [offset]), size])
 
         if chunks - first < k.block_size:
             k.guarded(k.emit(arith.CmpiOp(chunk, k.index(chunks), "ult")), copy)
         else:
             copy()
+
+
+def stage_target(k: GpuKernelLowering, operand: Operand, stage: SSAValue) -> Callable[[SSAValue, SSAValue], SSAValue]:
+    """Shared addresses of the operand's tile in stage `stage` of its padded rows."""
+    first_row = k.mul(stage, k.index(operand.rows))
+    return lambda row, column: address(k, operand.shared, [k.add(first_row, row), column])
 
 
 def multiply_stage(k: GpuKernelLowering, layout: MmaFragments, kind: TensorCoreKind, a: Operand, b: Operand,
@@ -287,7 +305,11 @@ def pipelined_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
     def issue(step: SSAValue, stage: SSAValue) -> None:
         """The copies of k step `step` into `stage` where there is such a step, then a commit
         (an empty group past the last step keeps the count of groups per step fixed)."""
-        k.guarded(k.emit(arith.CmpiOp(step, steps, "ult")), lambda: (issue_copies(k, a, step, stage), issue_copies(k, b, step, stage)))
+        def copies() -> None:
+            for operand in (a, b):
+                issue_copies(k, operand, step, stage_target(k, operand, stage))
+
+        k.guarded(k.emit(arith.CmpiOp(step, steps, "ult")), copies)
         k.inline_ptx("cp.async.commit_group", [])
 
     for ahead in range(stages - 1):

@@ -1,0 +1,205 @@
+"""A 16-bit matmul's k loop on sm_90's warpgroup tensor cores (`wgmma.mma_async`).
+
+`lower-tile-to-gpu{warpgroup_mma=true}` (the GPU pipeline sets it on sm_90 devices) lowers
+the k loop of tensor_core_loop.py here instead when its tiles fit the instruction: bf16 or
+f16 operands, a k tile of 64 elements (one 128-byte row), 64 or 128 output rows and at most
+256 columns, a contiguous along k, b along n or along k. The kernel then has two threads per
+output row: one warpgroup (4 warps, 128 threads) per 64 rows, each warp owning 16 of them.
+
+    %acc = scf.for %kt = 0 to %steps iter_args(%c = %zero) {       (one block of 128 x 128)
+      a 128 x 64 and b 64 x 128 tiles -> tile.mma
+    }
+  becomes, per k step (S stages of shared memory, S - 2 steps of copies in flight):
+    cp.async.wait_group S-3; fence.proxy.async.shared::cta; bar.sync
+    cp.async copies of step kt + S - 2 into stage (kt + S - 2) % S
+    wgmma.fence; 4 x wgmma.mma_async.m64n128k16 (descriptors of stage kt % S); commit
+    wgmma.wait_group 1                                (step kt - 1's products are done)
+
+The accumulator is `MmaFragments` with every warp on its own 16 rows (the instruction's
+register layout is mma.sync's, repeated along n), so the epilogue is tensor_core_loop's.
+wgmma reads both operands from shared memory through 64-bit descriptors (start address,
+two strides, the swizzle mode), in the 128-byte swizzled layout: a shared row of 128 bytes
+holds its eight 16-byte chunks at chunk ^ (row % 8), so the eight rows of an 8 x 128-byte
+atom (1024 bytes, 1024-aligned) spread over all banks. K-major tiles (a; b read along k,
+`x @ wᵀ`) are rows of 64 k (stride between 8-row groups: 1024 bytes); b along n is N-major:
+atoms of 64 n x 8 k, 64-column strips one after the other (LBO, the stride along n) and
+8-row groups of k 1024 bytes apart (SBO). cp.async writes through the generic proxy and
+wgmma reads through the async one: each thread fences its landed copies before the barrier.
+
+A warp's wgmma must not read a stage until every thread's copies into it have landed (the
+barrier), and a stage is refilled only two steps after its products were issued: the
+barrier of step kt follows every warpgroup's `wait_group 1` of step kt - 1, so the products
+of step kt - 2 are done. The last wait (0) follows the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IndexType, f32, i32, i64
+from xdsl.ir import Block, Region, SSAValue
+
+from strata.dialects import tile
+from strata.lowering.tile_to_gpu.fragments import MmaFragments, tensor_core_operands
+from strata.lowering.tile_to_gpu.kernel import WARP, WARPGROUP_SHARED_LIMIT, GpuKernelLowering
+from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies, loop_operands, tile_origin
+from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values
+
+K_TILE = 64
+"""k elements of a step: one 128-byte swizzled row of 16-bit elements."""
+ROW_BYTES = 128
+ATOM_BYTES = 8 * ROW_BYTES
+"""An 8 x 128-byte swizzle atom: the swizzle's repeat and its alignment."""
+INSTRUCTION_K = 16
+WARPGROUP_ROWS = 64
+MAX_COLUMNS = 256
+SWIZZLE_128B = 1 << 62
+"""The descriptor's swizzle mode field (bits 62-63) for the 128-byte swizzle."""
+
+
+def warpgroup_threads(kernel: tile.KernelOp) -> int | None:
+    """The block size of `kernel` if its tile.mma can run as the warpgroup mma (two threads
+    per accumulator row), else None."""
+    mmas = [op for op in kernel.walk() if isinstance(op, tile.MmaOp)]
+    if len(mmas) != 1 or not fits(mmas[0]):
+        return None
+    return 2 * mmas[0].acc.type.get_shape()[-2]
+
+
+def fits(mma: tile.MmaOp) -> bool:
+    """Whether the mma's tiles fit the instruction (module docstring)."""
+    matched = tensor_core_operands(mma)
+    if matched is None:
+        return False
+    rows, columns = mma.acc.type.get_shape()[-2:]
+    depth = mma.a.type.get_shape()[-1]
+    return rows in (WARPGROUP_ROWS, 2 * WARPGROUP_ROWS) and columns % 8 == 0 and columns <= MAX_COLUMNS and depth == K_TILE
+
+
+def warpgroup_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
+    """Lowers `op` as the module docstring says; False (nothing emitted) when it is not
+    such a loop or the kernel was not lowered for the warpgroup mma."""
+    if not k.warpgroup_mma:
+        return False
+    matched = loop_operands(k, op)
+    if matched is None:
+        return False
+    kind, mma, a, b = matched
+    shape = tuple(mma.acc.type.get_shape())
+    rows, columns = shape[-2:]
+    if kind.tf32 or not fits(mma) or k.block_size != 2 * rows or not (b.k_major or columns % K_TILE == 0):
+        return False
+    a_bytes, b_bytes = rows * ROW_BYTES, columns * ROW_BYTES
+    stage_bytes = a_bytes + b_bytes
+    slack = ATOM_BYTES - 16  # the buffer starts 16-aligned; its first atom 1024-aligned
+    stages = min(k.mma_stages, (WARPGROUP_SHARED_LIMIT - k.shared_bytes - k.dynamic_shared_bytes - slack) // stage_bytes)
+    if stages < 3:
+        return False
+    k.warpgroup_mma_used = True
+    layout = MmaFragments(shape, k.block_size // WARP, 1)
+    buffer = k.shared_alloca([(stages * stage_bytes + slack) // 2], kind.element, dynamic=True)
+    start = k.emit(memref.ExtractAlignedPointerAsIndexOp.get(buffer))
+    base = k.mul(k.emit(arith.DivUIOp(k.add(start, k.index(slack)), k.index(ATOM_BYTES))), k.index(ATOM_BYTES))
+    steps = k.values[op.ub]
+
+    def stage_base(stage: SSAValue, offset: int) -> SSAValue:
+        return k.add(base, k.add(k.mul(stage, k.index(stage_bytes)), k.index(offset)))
+
+    def issue(step: SSAValue, stage: SSAValue) -> None:
+        def copies() -> None:
+            issue_copies(k, a, step, k_major_target(k, stage_base(stage, 0)))
+            target = k_major_target if b.k_major else n_major_target
+            issue_copies(k, b, step, target(k, stage_base(stage, a_bytes), b))
+
+        k.guarded(k.emit(arith.CmpiOp(step, steps, "ult")), copies)
+        k.inline_ptx("cp.async.commit_group", [])
+
+    for ahead in range(stages - 2):
+        issue(k.index(ahead), k.index(ahead))
+    start_values = cell_values(k, k.tile_of(op.iter_args[0]), layout)
+    block = Block(arg_types=[IndexType(), *(v.type for v in start_values)])
+    outer, k.cursor = k.cursor, block
+    step = block.args[0]
+    k.inline_ptx(f"cp.async.wait_group.{stages - 3}", [])
+    k.inline_ptx("fence.proxy.async.shared::cta", [])
+    k.barriers.barrier()
+    ahead = k.add(step, k.index(stages - 2))
+    issue(ahead, k.emit(arith.RemUIOp(ahead, k.index(stages))))
+    stage = k.emit(arith.RemUIOp(step, k.index(stages)))
+    sums = multiply_stage(k, kind.element, a, b, columns, stage_base(stage, 0), stage_base(stage, a_bytes), list(block.args[1:]))
+    k.emit(scf.YieldOp(*sums))
+    k.cursor = outer
+    loop = k.emit(scf.ForOp(k.index(0), steps, k.index(1), start_values, Region(block)))
+    done = k.inline_ptx("wgmma.wait_group.sync.aligned.0", list(loop.owner.results), len(start_values), f32)
+    extent_rows = k.valid_extents(a.partition, tile_origin(k, a, k.index(0)))[-2]
+    extent_columns = k.valid_extents(b.partition, tile_origin(k, b, k.index(0)))[-2 if b.k_major else -1]
+    lead = k.tile_of(op.iter_args[0]).extents[:-2]
+    k.values[op.results[0]] = RegisterTile(done, layout, [*lead, extent_rows, extent_columns])
+    k.forget_region_values()
+    return True
+
+
+def k_major_target(k: GpuKernelLowering, tile_base: SSAValue, _operand: Operand | None = None
+                   ) -> Callable[[SSAValue, SSAValue], SSAValue]:
+    """Shared addresses of a K-major tile (rows of 64 k): row r at r * 128 bytes, its 16-byte
+    chunk c at c ^ (r % 8)."""
+
+    def target(row: SSAValue, column: SSAValue) -> SSAValue:
+        return shared_address(k, k.add(tile_base, swizzled(k, row, column)))
+
+    return target
+
+
+def n_major_target(k: GpuKernelLowering, tile_base: SSAValue, operand: Operand) -> Callable[[SSAValue, SSAValue], SSAValue]:
+    """Shared addresses of an N-major b tile (k rows x n columns): strips of 64 columns,
+    each k rows of 128 bytes swizzled as in k_major_target."""
+    strip_bytes = operand.rows * ROW_BYTES
+
+    def target(row: SSAValue, column: SSAValue) -> SSAValue:
+        strip = k.emit(arith.DivUIOp(column, k.index(K_TILE)))
+        inside = k.emit(arith.RemUIOp(column, k.index(K_TILE)))
+        offset = k.add(k.mul(strip, k.index(strip_bytes)), swizzled(k, row, inside))
+        return shared_address(k, k.add(tile_base, offset))
+
+    return target
+
+
+def swizzled(k: GpuKernelLowering, row: SSAValue, column: SSAValue) -> SSAValue:
+    """The byte offset of 16-bit element `column` (a multiple of 8) of `row` in 128-byte swizzled rows."""
+    chunk = k.emit(arith.DivUIOp(column, k.index(8)))
+    chunk = k.emit(arith.XOrIOp(chunk, k.emit(arith.RemUIOp(row, k.index(8)))))
+    return k.add(k.mul(row, k.index(ROW_BYTES)), k.mul(chunk, k.index(16)))
+
+
+def shared_address(k: GpuKernelLowering, at: SSAValue) -> SSAValue:
+    return k.emit(arith.IndexCastOp(at, i32))
+
+
+def descriptor(k: GpuKernelLowering, at: SSAValue, leading: int, stride: int) -> SSAValue:
+    """The wgmma matrix descriptor (i64) of a swizzled tile at shared address `at` (index)."""
+    fields = SWIZZLE_128B | (stride >> 4) << 32 | (leading >> 4) << 16
+    encoded = k.emit(arith.AndIOp(k.emit(arith.DivUIOp(at, k.index(16))), k.index(0x3FFF)))
+    return k.emit(arith.IndexCastOp(k.emit(arith.OrIOp(encoded, k.index(fields))), i64))
+
+
+def multiply_stage(k: GpuKernelLowering, element, a: Operand, b: Operand, columns: int, a_base: SSAValue,
+                   b_base: SSAValue, sums: list[SSAValue]) -> list[SSAValue]:
+    """Issues the stage's four k16 products of this thread's warpgroup (64 rows of a) into
+    `sums` and waits for the previous stage's: the accumulator registers after them."""
+    warpgroup = k.emit(arith.DivUIOp(k.thread, k.index(4 * WARP)))
+    a_rows = k.add(a_base, k.mul(warpgroup, k.index(WARPGROUP_ROWS * ROW_BYTES)))
+    instruction = f"wgmma.mma_async.sync.aligned.m64n{columns}k16.f32.{element}.{element}"
+    if not b.k_major:
+        instruction += ".n_major"
+    k.inline_ptx("wgmma.fence.sync.aligned", [])
+    for step in range(K_TILE // INSTRUCTION_K):
+        a_descriptor = descriptor(k, k.add(a_rows, k.index(step * INSTRUCTION_K * 2)), 16, ATOM_BYTES)
+        if b.k_major:
+            b_descriptor = descriptor(k, k.add(b_base, k.index(step * INSTRUCTION_K * 2)), 16, ATOM_BYTES)
+        else:  # 16 k rows further; the next 64 columns a strip (64 k rows) further
+            b_descriptor = descriptor(k, k.add(b_base, k.index(step * INSTRUCTION_K * ROW_BYTES)), b.rows * ROW_BYTES, ATOM_BYTES)
+        sums = k.inline_ptx(instruction, [a_descriptor, b_descriptor, *sums], len(sums), f32)
+    k.inline_ptx("wgmma.commit_group.sync.aligned", [])
+    return k.inline_ptx("wgmma.wait_group.sync.aligned.1", sums, len(sums), f32)
+

@@ -1,0 +1,114 @@
+"""16-bit matmuls on sm_90's warpgroup mma (lowering/tile_to_gpu/warpgroup_loop.py).
+
+Without a GPU: which matmuls take the wgmma k loop under gpu-pipeline{warpgroup_mma=true}
+(64-deep k tiles of 64 or 128 rows, two threads per row), the kernel's attribute and block
+size, the 1024-aligned swizzled stages, PTX that ptxas takes for sm_90a, and a clear error
+for another architecture. With an sm_90 GPU (where strata.compile turns it on): results
+against the reference interpreter at sizes that take the path, partial row, column and k
+tiles, both b layouts, batches, f16 and a fused epilogue.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from targets import ptxas
+from test_gpu import check_on_gpu, inputs_for, needs_gpu, needs_ptx_tools
+from test_tensor_cores import matmul, matmul_bias_gelu
+
+import strata
+from strata.lowering.nvvm.translate import module_to_ptx
+from strata.lowering.tile_to_gpu.kernel import WARPGROUP_MMA, gpu_kernels
+from strata.support.errors import StrataError
+from strata.targets.cuda import GpuPipelinePass
+from strata.targets.passes import run_pipeline
+
+WGMMA = "ptx.wgmma.mma_async.sync.aligned.m64n"
+
+
+def lowered(text: str, warpgroup: bool = True):
+    module = strata.parse_module(text)
+    run_pipeline(module, GpuPipelinePass(warpgroup_mma=warpgroup).steps())
+    return module
+
+
+WARPGROUP_CASES = {
+    "square": matmul(2048, 256, 2048, "bf16"),
+    "rows_64": matmul(1100, 200, 1736, "bf16"),  # 64 x 128 tiles: one warpgroup
+    "x_wT": matmul(1536, 320, 1536, "bf16", props="transpose_b = true"),
+    "f16": matmul(1536, 192, 1536, "f16"),
+    "batched": matmul(1024, 128, 512, "bf16", batch=(3,)),
+    "edges": matmul(1999, 296, 1032, "bf16"),  # partial row, column and k tiles
+    "bias_gelu": matmul_bias_gelu(1536, 256, 1536, "bf16"),
+}
+
+
+@pytest.mark.parametrize("name", WARPGROUP_CASES)
+def test_16_bit_matmuls_take_the_warpgroup_loop(name):
+    module = lowered(WARPGROUP_CASES[name])
+    kernels = [k for k in gpu_kernels(module) if WARPGROUP_MMA in k.attributes]
+    assert len(kernels) == 1
+    text = str(module)
+    assert WGMMA in text and "ptx.mma.sync" not in text
+    assert "ptx.fence.proxy.async.shared::cta" in text and "ptx.wgmma.wait_group.sync.aligned.1" in text
+    (kernel,) = kernels
+    assert kernel.attributes["gpu.block_size"].value.data in (128, 256)  # two threads per output row
+    assert kernel.attributes["gpu.dynamic_shared_bytes"].value.data > 96 * 1024  # four 64-deep stages
+
+
+def products(text: str) -> set[str]:
+    return set(re.findall(r"ptx\.wgmma\.mma_async[\w.]*", text))
+
+
+def test_b_layout_picks_the_descriptor_transpose():
+    assert products(str(lowered(WARPGROUP_CASES["square"]))) == {"ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major"}
+    assert products(str(lowered(WARPGROUP_CASES["x_wT"]))) == {"ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [matmul(2048, 256, 2048, "f32"), matmul(64, 64, 64, "bf16"), matmul(2048, 256, 2048, "bf16", props="transpose_a = true")],
+    ids=["f32", "small_tiles", "transposed_a"],
+)
+def test_other_matmuls_keep_their_path(text):
+    module = lowered(text)
+    assert not any(WARPGROUP_MMA in k.attributes for k in gpu_kernels(module))
+    assert WGMMA not in str(module)
+
+
+def test_without_the_option_nothing_changes():
+    module = lowered(WARPGROUP_CASES["square"], warpgroup=False)
+    assert WGMMA not in str(module) and "ptx.mma.sync" in str(module)
+
+
+@needs_ptx_tools
+@pytest.mark.parametrize("name", WARPGROUP_CASES)
+def test_ptx_for_sm90a_is_accepted_by_ptxas(name):
+    ptx = module_to_ptx(lowered(WARPGROUP_CASES[name]), "sm_90")[1]
+    assert ".target sm_90a" in ptx and "wgmma.mma_async.sync.aligned.m64n" in ptx
+    assert "wgmma.fence.sync.aligned" in ptx and "fence.proxy.async.shared::cta" in ptx
+    ptxas(ptx, "sm_90a")
+
+
+@needs_ptx_tools
+def test_strata_translate_emits_wgmma_for_sm90a_only():
+    from strata.targets.cuda import CUDA
+
+    text = WARPGROUP_CASES["square"]
+    assert "wgmma" in CUDA.emit(strata.parse_module(text), "ptx", "sm_90a")
+    assert "wgmma" not in CUDA.emit(strata.parse_module(text), "ptx", "sm_90")
+
+
+def test_warpgroup_kernels_for_another_arch_are_a_clear_error():
+    with pytest.raises(StrataError, match="warpgroup mma .* needs sm_90, not sm_80"):
+        module_to_ptx(lowered(WARPGROUP_CASES["square"]), "sm_80")
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", WARPGROUP_CASES)
+def test_warpgroup_matmuls_match_the_reference(name):
+    text = WARPGROUP_CASES[name]
+    check_on_gpu(text, inputs_for(text, name, np.random.default_rng(11)))
