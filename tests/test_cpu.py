@@ -220,6 +220,13 @@ def test_matmul_low_precision_whole_tiles(dtype):
     run_single("graph.matmul", [((16, 32), dtype), ((32, 32), dtype)], ((16, 32), dtype))
 
 
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_matmul_low_precision_long_k_of_transposed_b(dtype):
+    """k tiles of a 16-bit x @ wᵀ are sized for the widened (f32) operand tiles: a 128 x 256
+    tile of them would pass the tile byte limit."""
+    run_single("graph.matmul", [((128, 264), dtype), ((40, 264), dtype)], ((128, 40), dtype), "transpose_b = true")
+
+
 def test_mlp_example():
     text = (EXAMPLES / "mlp.mlir").read_text()
     rng = np.random.default_rng(6)

@@ -78,11 +78,13 @@ def matmul_kernel(
             and not (low_precision and p.cost.matmul_16bit_scale > 1)):  # fmt: skip
         (b, b_type, b_strides), transpose_b = pretransposed(p, label, b, b_type, b_strides), False
     accumulate = f32 if low_precision else element
+    # The operand tiles as the mma reads them: 16-bit ones widened to f32 (tile.map).
+    widened_bytes = element_bytes(accumulate)
     kdim = shape_of(a_type)[-2 if transpose_a else -1]
     k_limit = p.cost.matmul_k
     if transpose_b:
         # b read along k: long k tiles (dot_k) as long as a k x n tile of b fits a tile.
-        fitting = MAX_TILE_BYTES // element_bytes(b_type.element_type) // min(next_power_of_two(n), p.cost.matmul_n)
+        fitting = MAX_TILE_BYTES // widened_bytes // min(next_power_of_two(n), p.cost.matmul_n)
         k_limit = min(p.cost.dot_k, fitting)
     if low_precision and p.cost.matmul_16bit_k:
         k_limit = p.cost.matmul_16bit_k
@@ -103,8 +105,8 @@ def matmul_kernel(
         else:
             break
     # Whatever the cost model asks for, no tile may exceed the tile byte limit.
-    while max(tm * tk, tk * tn) * operand_bytes > MAX_TILE_BYTES or tm * tn * acc_bytes > MAX_TILE_BYTES:
-        if tk > 8 and max(tm * tk, tk * tn) * operand_bytes > MAX_TILE_BYTES:
+    while max(tm * tk, tk * tn) * widened_bytes > MAX_TILE_BYTES or tm * tn * acc_bytes > MAX_TILE_BYTES:
+        if tk > 8 and max(tm * tk, tk * tn) * widened_bytes > MAX_TILE_BYTES:
             tk //= 2
         elif tm >= tn:
             tm //= 2
