@@ -230,9 +230,12 @@ class _Launcher:
         if self.cu is not None:
             cu = self.cu
             attribute = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-            (err,) = cu.cuFuncSetAttribute(function.handle, attribute, size)
+            # numba-cuda loads modules as libraries: the handle is a CUkernel, set per device
+            # (asked first where its type says so: a failed driver call is an error to
+            # compute-sanitizer even when it is only a probe).
+            kernel = isinstance(function.handle, getattr(cu, "CUkernel", ()))
+            (err,) = (cu.CUresult.CUDA_ERROR_INVALID_HANDLE,) if kernel else cu.cuFuncSetAttribute(function.handle, attribute, size)
             if err == cu.CUresult.CUDA_ERROR_INVALID_HANDLE:
-                # numba-cuda loads modules as libraries: the handle is a CUkernel, set per device.
                 err, device = cu.cuCtxGetDevice()
                 if err == cu.CUresult.CUDA_SUCCESS:
                     (err,) = cu.cuKernelSetAttribute(attribute, size, cu.CUkernel(int(function.handle)), device)

@@ -1,0 +1,68 @@
+// gpu-pipeline{warpgroup_mma=true} (what strata.compile runs on an sm_90 device): 16-bit
+// matmuls get 128x128 tiles 64 deep (lower-graph-to-tile{matmul_16bit_k=64}) and their k
+// loop runs wgmma.mma_async on two warpgroups (256 threads, gpu.warpgroup_mma): four stages
+// of 128 x 64 a and 64 x 128 b (32 KiB) in dynamic shared memory plus 1008 bytes to align
+// the first to 1024, two steps issued before the loop, then per step: wait for all but the
+// newest cp.async group, fence the landed copies for the async proxy, one barrier, issue
+// the step two ahead, four m64n128k16 products from descriptors (b N-major for a @ b,
+// K-major for x @ wᵀ), commit, wait for the previous step's products (wait_group 1); the
+// last wait (0) follows the loop and the epilogue reads the same registers. @odd: k = 100
+// is no multiple of 8 elements, so no 16-byte chunks: the element-staged mma.sync path.
+// RUN: strata-opt %s -p "gpu-pipeline{warpgroup_mma=true}" | filecheck %s
+// RUN: strata-translate %s --emit=ptx --arch sm_90a | filecheck %s --check-prefix=PTX
+// RUN: strata-translate %s --emit=ptx --arch sm_90 | filecheck %s --check-prefix=SM90
+
+// CHECK-LABEL: func.func @main_matmul_0(
+// CHECK-SAME:    gpu.block_size = 256 : i64, gpu.shared_bytes = 0 : i64, gpu.dynamic_shared_bytes = 132080 : i64, gpu.barriers = 1 : i64, gpu.warpgroup_mma
+// CHECK:         memref.alloca() {gpu.dynamic_offset = 0 : i64, alignment = 16 : i64} : memref<66040xbf16, 3 : i64>
+// CHECK-COUNT-2: func.call @ptx.cp.async.commit_group()
+// CHECK:         scf.for
+// CHECK-NEXT:      func.call @ptx.cp.async.wait_group.1()
+// CHECK-NEXT:      func.call @"ptx.fence.proxy.async.shared::cta"()
+// CHECK-NEXT:      func.call @llvm.nvvm.barrier0()
+// CHECK:           func.call @ptx.cp.async.commit_group()
+// CHECK:           func.call @ptx.wgmma.fence.sync.aligned()
+// CHECK-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major(
+// CHECK-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
+// CHECK-NEXT:      func.call @ptx.wgmma.wait_group.sync.aligned.1(
+// CHECK:         func.call @ptx.wgmma.wait_group.sync.aligned.0(
+// CHECK-NOT:     ptx.mma.sync
+// CHECK-LABEL: func.func @x_wT_matmul_0(
+// CHECK-SAME:    gpu.warpgroup_mma
+// CHECK-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16(
+// CHECK-LABEL: func.func @odd_matmul_0(
+// CHECK-NOT:     gpu.warpgroup_mma
+// CHECK-NOT:     ptx.wgmma
+// CHECK:         ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+
+// PTX:       .target sm_90a
+// PTX-LABEL: .entry main_matmul_0(
+// PTX:       fence.proxy.async.shared::cta;
+// PTX:       wgmma.fence.sync.aligned;
+// PTX:       wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, 1, 1, 1, 0, 1;
+// PTX:       wgmma.commit_group.sync.aligned;
+// PTX:       wgmma.wait_group.sync.aligned 1;
+// PTX:       wgmma.wait_group.sync.aligned 0;
+// PTX-LABEL: .entry x_wT_matmul_0(
+// PTX:       wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, 1, 1, 1, 0, 0;
+// PTX-LABEL: .entry odd_matmul_0(
+// PTX-NOT:   wgmma
+// PTX:       mma.sync.aligned.m16n8k16
+
+// SM90:     .target sm_90{{$}}
+// SM90-NOT: wgmma
+
+func.func @main(%a: tensor<2048x256xbf16>, %b: tensor<256x2048xbf16>) -> tensor<2048x2048xbf16> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<2048x256xbf16>, tensor<256x2048xbf16>) -> tensor<2048x2048xbf16>
+  func.return %0 : tensor<2048x2048xbf16>
+}
+
+func.func @x_wT(%x: tensor<2048x256xf16>, %w: tensor<2048x256xf16>) -> tensor<2048x2048xf16> {
+  %0 = "graph.matmul"(%x, %w) <{transpose_b = true}> : (tensor<2048x256xf16>, tensor<2048x256xf16>) -> tensor<2048x2048xf16>
+  func.return %0 : tensor<2048x2048xf16>
+}
+
+func.func @odd(%a: tensor<2048x100xbf16>, %b: tensor<100x2048xbf16>) -> tensor<2048x2048xbf16> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<2048x100xbf16>, tensor<100x2048xbf16>) -> tensor<2048x2048xbf16>
+  func.return %0 : tensor<2048x2048xbf16>
+}
