@@ -6,7 +6,7 @@ defaults come from here.
     python benchmarks/gpu_matmul_tiles.py [--sizes 2048 4096 8192] [--variants 2:128:32:4 2:256:64:4:w]
 
 A variant is scale:threads:k:stages, or scale:threads:k:stages:w for the warpgroup mma
-(wgmma, sm_90 only). Times are CUDA-event means (see gpu_kernels.py).
+(wgmma, sm_90 only), :w256 with 128 x 256 tiles. Times are CUDA-event means (see gpu_kernels.py).
 """
 
 from __future__ import annotations
@@ -22,13 +22,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 def pipeline(variant: str) -> str:
     """The GPU pipeline of a variant scale:threads:k:stages, with `:w` the warpgroup mma
-    (sm_90; its block size is two threads per tile row, `threads` is then unused)."""
+    (sm_90; its block size is two threads per tile row, `threads` is then unused) and
+    `:wN` that with n tiles of N (matmul_16bit_n)."""
     scale, threads, k, stages, *warpgroup = variant.split(":")
-    wgmma = "true" if warpgroup == ["w"] else "false"
+    wgmma = "true" if warpgroup and warpgroup[0].startswith("w") else "false"
+    columns = int(warpgroup[0][1:] or 0) if wgmma == "true" else 0
     return (
         "fuse-patterns,canonicalize,cse,fuse-elementwise,"
         f"lower-graph-to-tile{{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k={k} matmul_16bit_k={k} dot_k=32 "
-        f"matmul_bytes=40960 matmul_min_tiles=132 pretranspose_rows=256 matmul_16bit_scale={scale} "
+        f"matmul_bytes=49152 matmul_min_tiles=132 pretranspose_rows=256 matmul_16bit_scale={scale} matmul_16bit_n={columns} "
         "fused_attention=false},token-dce,dedupe-kernels,"
         f"lower-tile-to-gpu{{mma_block_size={threads} mma_stages={stages} warpgroup_mma={wgmma}}},plan-memory,verify-memory-plan"
     )
@@ -37,7 +39,7 @@ def pipeline(variant: str) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--sizes", nargs="+", type=int, default=[2048, 4096, 8192])
-    p.add_argument("--variants", nargs="+", default=["2:128:32:4", "2:256:64:3:w", "2:256:64:4:w", "2:256:64:5:w"])
+    p.add_argument("--variants", nargs="+", default=["2:128:32:4", "2:256:64:4:w", "2:256:64:3:w256", "2:256:64:4:w256"])
     p.add_argument("--repeat", type=int, default=20)
     args = p.parse_args(argv)
 

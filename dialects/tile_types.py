@@ -24,8 +24,13 @@ from xdsl.utils.exceptions import VerifyException
 MAX_TILE_RANK = 8
 """The graph level's highest tensor rank (graph_base.MAX_RANK): every graph tensor has a tile."""
 MAX_TILE_DIM = 4096
-MAX_TILE_BYTES = 64 * 1024
-"""One tile must fit comfortably in L1 (CPU) / shared memory and registers (GPU)."""
+MAX_TILE_BYTES = 128 * 1024
+"""The most one tile may take: a 128 x 256 f32 matmul accumulator, which the GPU's warpgroup
+mma keeps in the registers of 256 threads. Lowerings size the tiles they stage on chip by
+TILE_BYTES_BUDGET."""
+TILE_BYTES_BUDGET = 64 * 1024
+"""The bytes a lowering gives a tile it stages (operand tiles, fused attention's tiles):
+comfortably in L1 (CPU) / shared memory (GPU)."""
 
 KERNEL_BYTE_BUDGET = 1024 * 1024
 """All tiles one kernel instance defines together: the L2 of a CPU core (1 MiB on Zen 4).

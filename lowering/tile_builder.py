@@ -23,7 +23,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from strata.dialects import tile, token
 from strata.dialects.tile_types import (
     KERNEL_BYTE_BUDGET,
-    MAX_TILE_BYTES,
+    TILE_BYTES_BUDGET,
     MAX_TILE_DIM,
     TensorViewType,
     TileType,
@@ -34,7 +34,7 @@ from strata.dialects.tile_types import (
 @dataclass(frozen=True)
 class TileCostModel:
     """Tile shapes for the CPU target: a tile of about `elements` elements, widest along
-    the contiguous last axis (vector loads), never over the tile byte limit."""
+    the contiguous last axis (vector loads), never over the tile byte budget."""
 
     elements: int = 4096
     matmul_m: int = 128
@@ -64,6 +64,9 @@ class TileCostModel:
     matmul_16bit_k: int = 0
     """For f16/bf16 operands, the k tile (0: as other matmuls): the GPU's warpgroup mma
     (sm_90) reads k in rows of 64 16-bit elements, one 128-byte swizzled shared row."""
+    matmul_16bit_n: int = 0
+    """For f16/bf16 operands, the n tile (0: matmul_n times matmul_16bit_scale): the warpgroup
+    mma multiplies 64 x up to 256 per instruction."""
     flash_attention: bool = False
     """graph.attention of bf16/f16 with head sizes of 16 to 128 (powers of two) as the fused
     kernel marked `tile.flash_attention`, which lower-tile-to-gpu replaces by its own
@@ -76,7 +79,7 @@ class TileCostModel:
         """A tile shape for `shape`; `tiles` tiles of it (a kernel's loads and results)
         must fit the kernel's on-chip byte budget together."""
         per_tile = KERNEL_BYTE_BUDGET // max(tiles, 1) // element_bytes(element_type)
-        budget = previous_power_of_two(min(self.elements, MAX_TILE_BYTES // element_bytes(element_type), per_tile))
+        budget = previous_power_of_two(min(self.elements, TILE_BYTES_BUDGET // element_bytes(element_type), per_tile))
         tile: list[int] = []
         for size in reversed(shape):
             t = min(next_power_of_two(size), MAX_TILE_DIM, max(1, budget))

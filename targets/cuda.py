@@ -38,7 +38,7 @@ class GpuPipelinePass(PipelinePass):
     STEPS = (
         "fuse-patterns,canonicalize,cse,fuse-elementwise,"
         "lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 dot_k=32 "
-        "matmul_bytes=40960 matmul_min_tiles=132 pretranspose_rows=256 matmul_16bit_scale=2 flash_attention=true "
+        "matmul_bytes=49152 matmul_min_tiles=132 pretranspose_rows=256 matmul_16bit_scale=2 flash_attention=true "
         "fused_attention=false},"
         "token-dce,dedupe-kernels,"
         "lower-tile-to-gpu,plan-memory,verify-memory-plan"
@@ -48,13 +48,14 @@ class GpuPipelinePass(PipelinePass):
     allow_tf32: bool = False
     """f32 matmuls on tensor cores as TF32 (lower-tile-to-gpu{tf32=true})."""
     warpgroup_mma: bool = False
-    """16-bit matmuls on sm_90's warpgroup mma: 64-deep k tiles (matmul_16bit_k=64) and
-    lower-tile-to-gpu{warpgroup_mma=true}; the PTX is then for sm_90a (H100/H200) only.
+    """16-bit matmuls on sm_90's warpgroup mma: 128 x 256 x 64 tiles (matmul_16bit_n=256,
+    matmul_16bit_k=64) and lower-tile-to-gpu{warpgroup_mma=true}; the PTX is then for sm_90a
+    (H100/H200) only.
     strata.compile sets it on such a device."""
 
     def steps(self) -> str:
         added = {
-            "lower-graph-to-tile": ["matmul_16bit_k=64"] if self.warpgroup_mma else [],
+            "lower-graph-to-tile": ["matmul_16bit_k=64", "matmul_16bit_n=256"] if self.warpgroup_mma else [],
             "lower-tile-to-gpu": [o for o, wanted in (("tf32=true", self.allow_tf32), ("warpgroup_mma=true", self.warpgroup_mma)) if wanted],
         }  # fmt: skip
         return ",".join(with_options(step, added.get(step.split("{")[0], [])) for step in split_spec(super().steps()))

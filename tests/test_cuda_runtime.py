@@ -192,12 +192,18 @@ def test_bf16_inputs_constants_and_results_travel_as_their_bits(host_cuda):
 
 
 @needs_ptx_tools
-def test_pipelined_matmul_launches_with_dynamic_shared_memory(host_cuda):
+@pytest.mark.parametrize("capability", [(8, 0), (9, 0)])
+def test_pipelined_matmul_launches_with_dynamic_shared_memory(host_cuda, monkeypatch, capability):
     """A tensor-core matmul's cp.async stages live in dynamic shared memory: the launch
-    passes their size, and past 48 KiB the kernel opts in once, at bind."""
+    passes their size, and past 48 KiB the kernel opts in once, at bind. sm_80: mma.sync,
+    four stages of padded 128 x 32 and 32 x 128 tiles; sm_90: the warpgroup mma, 256
+    threads, four swizzled stages of 128 x 64 and 64 x 128 plus 1008 bytes of alignment."""
+    monkeypatch.setattr(HostCuda.Device, "compute_capability", capability)
     text = single_op("graph.matmul", [((2048, 256), "bf16"), ((256, 2048), "bf16")], ((2048, 2048), "bf16"))
     exe = strata.compile(text, target="cuda").run
     (name, _, _, threads, shared, _), = exe.launches
-    stage = (128 * (32 + 8) + 32 * (128 + 8)) * 2
-    assert threads == 128 and shared == 4 * stage
+    if capability == (8, 0):
+        assert threads == 128 and shared == 4 * (128 * (32 + 8) + 32 * (128 + 8)) * 2
+    else:
+        assert threads == 256 and shared == 4 * (128 * 64 + 64 * 128) * 2 + 1008
     assert RecordingLauncher.opted_in == {name: shared}

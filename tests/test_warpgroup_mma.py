@@ -43,6 +43,8 @@ WARPGROUP_CASES = {
     "batched": matmul(1024, 128, 512, "bf16", batch=(3,)),
     "edges": matmul(1999, 296, 1032, "bf16"),  # partial row, column and k tiles
     "bias_gelu": matmul_bias_gelu(1536, 256, 1536, "bf16"),
+    "wide_edges": matmul(3000, 136, 4000, "bf16"),  # 128 x 256 tiles, partial in m, n and k
+    "wide_x_wT": matmul(4096, 192, 4096, "f16", props="transpose_b = true"),
 }
 
 
@@ -53,7 +55,7 @@ def test_16_bit_matmuls_take_the_warpgroup_loop(name):
     assert len(kernels) == 1
     text = str(module)
     assert WGMMA in text and "ptx.mma.sync" not in text
-    assert "ptx.fence.proxy.async.shared::cta" in text and "ptx.wgmma.wait_group.sync.aligned.1" in text
+    assert "ptx.fence.proxy.async.shared::cta" in text and "ptx.wgmma.wait_group.sync.aligned.1.x" in text
     (kernel,) = kernels
     assert kernel.attributes["gpu.block_size"].value.data in (128, 256)  # two threads per output row
     assert kernel.attributes["gpu.dynamic_shared_bytes"].value.data > 96 * 1024  # four 64-deep stages
@@ -61,6 +63,11 @@ def test_16_bit_matmuls_take_the_warpgroup_loop(name):
 
 def products(text: str) -> set[str]:
     return set(re.findall(r"ptx\.wgmma\.mma_async[\w.]*", text))
+
+
+def test_many_output_tiles_take_128_x_256():
+    assert products(str(lowered(WARPGROUP_CASES["wide_edges"]))) == {"ptx.wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16.n_major"}
+    assert products(str(lowered(WARPGROUP_CASES["wide_x_wT"]))) == {"ptx.wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"}
 
 
 def test_b_layout_picks_the_descriptor_transpose():

@@ -34,7 +34,7 @@ from xdsl.ir import Block, SSAValue
 from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import register_tile_lowering
-from strata.dialects.tile_types import MAX_TILE_BYTES, TensorViewType, element_bytes
+from strata.dialects.tile_types import TILE_BYTES_BUDGET, TensorViewType, element_bytes
 from strata.lowering.graph_to_tile.matmul import matmul_kernel, pretransposed
 from strata.lowering.graph_to_tile.program import ProgramLowering
 from strata.lowering.graph_to_tile.rows import softmax_kernel
@@ -102,13 +102,13 @@ def compute_element(t: TensorType):
 
 def fused_tiles_fit(op: graph.AttentionOp) -> bool:
     """Whether every tile of the fused kernel (q, kᵀ, v, scores, output) fits the tile
-    byte limit: large head sizes (f32 from 256, f64 from 128) take the three kernels."""
+    byte budget: large head sizes (f32 from 256, f64 from 128) take the three kernels."""
     *_, queries, depth = shape_of(op.q.type)
     keys, width = shape_of(op.v.type)[-2:]
     rows, columns = min(QUERY_BLOCK, next_power_of_two(queries)), min(KEY_BLOCK, next_power_of_two(keys))
     depth_tile, width_tile = next_power_of_two(depth), next_power_of_two(width)
     largest = max(rows * depth_tile, depth_tile * columns, columns * width_tile, rows * columns, rows * width_tile)
-    return largest * element_bytes(compute_element(op.result.type)) <= MAX_TILE_BYTES
+    return largest * element_bytes(compute_element(op.result.type)) <= TILE_BYTES_BUDGET
 
 
 def fused_kernel(op: graph.AttentionOp, p: ProgramLowering, flash: bool = False) -> None:

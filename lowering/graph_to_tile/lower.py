@@ -55,6 +55,7 @@ class LowerGraphToTilePass(ModulePass):
     pretranspose_rows: int = TileCostModel.pretranspose_rows
     matmul_16bit_scale: int = TileCostModel.matmul_16bit_scale
     matmul_16bit_k: int = TileCostModel.matmul_16bit_k
+    matmul_16bit_n: int = TileCostModel.matmul_16bit_n
     flash_attention: bool = TileCostModel.flash_attention
     fused_attention: bool = TileCostModel.fused_attention
 
@@ -62,7 +63,7 @@ class LowerGraphToTilePass(ModulePass):
         cost = TileCostModel(
             self.tile_elements, self.matmul_m, self.matmul_n, self.matmul_k, self.dot_k, self.matmul_bytes,
             self.matmul_min_tiles, self.pretranspose_rows, self.matmul_16bit_scale, self.matmul_16bit_k,
-            self.flash_attention, self.fused_attention,
+            self.matmul_16bit_n, self.flash_attention, self.fused_attention,
         )
         for function in [f for f in op.ops if is_graph_function(f)]:
             program = lower_function(function, op, cost)

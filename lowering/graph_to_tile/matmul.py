@@ -18,7 +18,7 @@ from xdsl.ir import Block, SSAValue
 from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import register_tile_lowering
-from strata.dialects.tile_types import MAX_TILE_BYTES, TensorViewType, element_bytes
+from strata.dialects.tile_types import MAX_TILE_BYTES, TILE_BYTES_BUDGET, TensorViewType, element_bytes
 from strata.lowering.graph_to_tile.program import ProgramLowering, copy_kernel
 from strata.lowering.scalar_rules import Emitter, emit_members
 from strata.lowering.tile_builder import (
@@ -84,14 +84,15 @@ def matmul_kernel(
     k_limit = p.cost.matmul_k
     if transpose_b:
         # b read along k: long k tiles (dot_k) as long as a k x n tile of b fits a tile.
-        fitting = MAX_TILE_BYTES // widened_bytes // min(next_power_of_two(n), p.cost.matmul_n)
+        fitting = TILE_BYTES_BUDGET // widened_bytes // min(next_power_of_two(n), p.cost.matmul_n)
         k_limit = min(p.cost.dot_k, fitting)
     if low_precision and p.cost.matmul_16bit_k:
         k_limit = p.cost.matmul_16bit_k
     scale = p.cost.matmul_16bit_scale if low_precision else 1
+    n_limit = p.cost.matmul_16bit_n if low_precision and p.cost.matmul_16bit_n else p.cost.matmul_n * scale
     tm, tn, tk = (
         min(next_power_of_two(size), limit)
-        for size, limit in ((m, p.cost.matmul_m * scale), (n, p.cost.matmul_n * scale), (kdim, k_limit))
+        for size, limit in ((m, p.cost.matmul_m * scale), (n, n_limit), (kdim, k_limit))
     )
     operand_bytes, acc_bytes = element_bytes(a_type.element_type), element_bytes(accumulate)
     budget = p.cost.matmul_bytes * scale * scale
@@ -104,9 +105,10 @@ def matmul_kernel(
             tn //= 2
         else:
             break
-    # Whatever the cost model asks for, no tile may exceed the tile byte limit.
-    while max(tm * tk, tk * tn) * widened_bytes > MAX_TILE_BYTES or tm * tn * acc_bytes > MAX_TILE_BYTES:
-        if tk > 8 and max(tm * tk, tk * tn) * widened_bytes > MAX_TILE_BYTES:
+    # Whatever the cost model asks for, operand tiles stay within the tile byte budget and
+    # the accumulator within the tile limit (the GPU keeps it in registers).
+    while max(tm * tk, tk * tn) * widened_bytes > TILE_BYTES_BUDGET or tm * tn * acc_bytes > MAX_TILE_BYTES:
+        if tk > 8 and max(tm * tk, tk * tn) * widened_bytes > TILE_BYTES_BUDGET:
             tk //= 2
         elif tm >= tn:
             tm //= 2

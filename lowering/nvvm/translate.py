@@ -49,6 +49,7 @@ import glob
 import hashlib
 import inspect
 import os
+import re
 from collections.abc import Sequence
 from functools import partial
 from math import prod
@@ -307,7 +308,7 @@ def inline_ptx(emitter: NvvmFunctionEmitter, op: func.CallOp) -> ir.Value | list
     callee = op.callee.string_value()
     if not callee.startswith(INLINE_PTX_PREFIX):
         return call(emitter, op)
-    name = callee.removeprefix(INLINE_PTX_PREFIX)
+    name = re.sub(r"\.x\d+$", "", callee.removeprefix(INLINE_PTX_PREFIX))  # `.x64`: the tied register count
     if name not in INLINE_PTX:
         raise fail(f"unknown inline PTX instruction '{name}'")
     b = emitter.builder

@@ -131,7 +131,7 @@ def warpgroup_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
     k.emit(scf.YieldOp(*sums))
     k.cursor = outer
     loop = k.emit(scf.ForOp(k.index(0), steps, k.index(1), start_values, Region(block)))
-    done = k.inline_ptx("wgmma.wait_group.sync.aligned.0", list(loop.owner.results), len(start_values), f32)
+    done = wait_for_products(k, 0, list(loop.owner.results))
     extent_rows = k.valid_extents(a.partition, tile_origin(k, a, k.index(0)))[-2]
     extent_columns = k.valid_extents(b.partition, tile_origin(k, b, k.index(0)))[-2 if b.k_major else -1]
     lead = k.tile_of(op.iter_args[0]).extents[:-2]
@@ -201,5 +201,12 @@ def multiply_stage(k: GpuKernelLowering, element, a: Operand, b: Operand, column
             b_descriptor = descriptor(k, k.add(b_base, k.index(step * INSTRUCTION_K * ROW_BYTES)), b.rows * ROW_BYTES, ATOM_BYTES)
         sums = k.inline_ptx(instruction, [a_descriptor, b_descriptor, *sums], len(sums), f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])
-    return k.inline_ptx("wgmma.wait_group.sync.aligned.1", sums, len(sums), f32)
+    return wait_for_products(k, 1, sums)
+
+
+def wait_for_products(k: GpuKernelLowering, pending: int, sums: list[SSAValue]) -> list[SSAValue]:
+    """wgmma.wait_group `pending` with the accumulators tied through it: their values after
+    every product but the newest `pending` groups. The name carries the register count
+    (`.x64`), one declaration per arity."""
+    return k.inline_ptx(f"wgmma.wait_group.sync.aligned.{pending}.x{len(sums)}", sums, len(sums), f32)
 

@@ -6,8 +6,10 @@
 // newest cp.async group, fence the landed copies for the async proxy, one barrier, issue
 // the step two ahead, four m64n128k16 products from descriptors (b N-major for a @ b,
 // K-major for x @ wᵀ), commit, wait for the previous step's products (wait_group 1); the
-// last wait (0) follows the loop and the epilogue reads the same registers. @odd: k = 100
-// is no multiple of 8 elements, so no 16-byte chunks: the element-staged mma.sync path.
+// last wait (0) follows the loop and the epilogue reads the same registers. @wide: enough
+// output tiles to fill the SMs with 128 x 256 ones (matmul_16bit_n=256): m64n256k16, four
+// stages of 48 KiB. @odd: k = 100 is no multiple of 8 elements, so no 16-byte chunks: the
+// element-staged mma.sync path.
 // RUN: strata-opt %s -p "gpu-pipeline{warpgroup_mma=true}" | filecheck %s
 // RUN: strata-translate %s --emit=ptx --arch sm_90a | filecheck %s --check-prefix=PTX
 // RUN: strata-translate %s --emit=ptx --arch sm_90 | filecheck %s --check-prefix=SM90
@@ -24,12 +26,15 @@
 // CHECK:           func.call @ptx.wgmma.fence.sync.aligned()
 // CHECK-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major(
 // CHECK-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
-// CHECK-NEXT:      func.call @ptx.wgmma.wait_group.sync.aligned.1(
-// CHECK:         func.call @ptx.wgmma.wait_group.sync.aligned.0(
+// CHECK-NEXT:      func.call @ptx.wgmma.wait_group.sync.aligned.1.x64(
+// CHECK:         func.call @ptx.wgmma.wait_group.sync.aligned.0.x64(
 // CHECK-NOT:     ptx.mma.sync
 // CHECK-LABEL: func.func @x_wT_matmul_0(
 // CHECK-SAME:    gpu.warpgroup_mma
 // CHECK-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16(
+// CHECK-LABEL: func.func @wide_matmul_0(
+// CHECK-SAME:    gpu.block_size = 256 : i64, gpu.shared_bytes = 0 : i64, gpu.dynamic_shared_bytes = 197616 : i64, gpu.barriers = 1 : i64, gpu.warpgroup_mma, tile.grid = array<i64: 32, 16>
+// CHECK-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16.n_major(
 // CHECK-LABEL: func.func @odd_matmul_0(
 // CHECK-NOT:     gpu.warpgroup_mma
 // CHECK-NOT:     ptx.wgmma
@@ -45,6 +50,8 @@
 // PTX:       wgmma.wait_group.sync.aligned 0;
 // PTX-LABEL: .entry x_wT_matmul_0(
 // PTX:       wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, 1, 1, 1, 0, 0;
+// PTX-LABEL: .entry wide_matmul_0(
+// PTX:       wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // PTX-LABEL: .entry odd_matmul_0(
 // PTX-NOT:   wgmma
 // PTX:       mma.sync.aligned.m16n8k16
@@ -60,6 +67,11 @@ func.func @main(%a: tensor<2048x256xbf16>, %b: tensor<256x2048xbf16>) -> tensor<
 func.func @x_wT(%x: tensor<2048x256xf16>, %w: tensor<2048x256xf16>) -> tensor<2048x2048xf16> {
   %0 = "graph.matmul"(%x, %w) <{transpose_b = true}> : (tensor<2048x256xf16>, tensor<2048x256xf16>) -> tensor<2048x2048xf16>
   func.return %0 : tensor<2048x2048xf16>
+}
+
+func.func @wide(%a: tensor<4096x128xbf16>, %b: tensor<128x4096xbf16>) -> tensor<4096x4096xbf16> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<4096x128xbf16>, tensor<128x4096xbf16>) -> tensor<4096x4096xbf16>
+  func.return %0 : tensor<4096x4096xbf16>
 }
 
 func.func @odd(%a: tensor<2048x100xbf16>, %b: tensor<100x2048xbf16>) -> tensor<2048x2048xbf16> {

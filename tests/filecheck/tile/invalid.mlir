@@ -52,9 +52,9 @@ func.func @tile_dim_too_big(%t: !tile.tile<8192xi8>) {
 
 // -----
 
-// TileType: over MAX_TILE_BYTES (65536): 128 * 256 f32 elements take 131072 bytes.
-// CHECK: tile [128, 256] of f32 takes 131072 bytes, over the 65536-byte limit: use smaller tile dimensions
-func.func @tile_too_many_bytes(%t: !tile.tile<128x256xf32>) {
+// TileType: over MAX_TILE_BYTES (131072): 256 * 256 f32 elements take 262144 bytes.
+// CHECK: tile [256, 256] of f32 takes 262144 bytes, over the 131072-byte limit: use smaller tile dimensions
+func.func @tile_too_many_bytes(%t: !tile.tile<256x256xf32>) {
   func.return
 }
 
