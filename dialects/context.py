@@ -24,11 +24,12 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from strata.dialects.graph import Graph
 from strata.dialects.tile import Tile
 from strata.dialects.token import Token
+from strata.dialects.vsla import Vsla
 from strata.support.dtypes import compact_splat
 from strata.support.errors import IRError
 from strata.support.locations import location_prefix
 
-STRATA_DIALECTS = {"graph": lambda: Graph, "tile": lambda: Tile, "token": lambda: Token}
+STRATA_DIALECTS = {"graph": lambda: Graph, "tile": lambda: Tile, "token": lambda: Token, "vsla": lambda: Vsla}
 
 
 def make_context() -> Context:

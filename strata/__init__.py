@@ -29,6 +29,7 @@ from strata.api import (
 )
 from strata.dialects.context import parse_module
 from strata.frontends import builder as ops
+from strata.frontends import vsla
 from strata.frontends.builder import Graph, Tensor, build_module
 from strata.grad import grad, value_and_grad
 from strata.support.errors import BuildError, ExecutionError, InputError, IRError, StrataError, UnsupportedOpError
@@ -52,6 +53,7 @@ __all__ = [
     "cache_dir",
     "clear_cache",
     "ops",
+    "vsla",
     "ExecutionError",
     "Executable",
     "IRError",

@@ -44,6 +44,7 @@ from strata.transforms.plan_memory import PlanMemoryPass
 from strata.transforms.split_loops import SplitLoopsPass
 from strata.transforms.token_dce import TokenDcePass
 from strata.transforms.verify_memory_plan import VerifyMemoryPlanPass
+from strata.transforms.vsla_to_graph import LowerVslaToGraphPass
 from strata.targets.reproducer import PassCrash, ReproducingPipeline
 
 PassFactory = Callable[[], type[ModulePass]]
@@ -53,7 +54,7 @@ STRATA_PASSES: dict[str, PassFactory] = {
     for p in (
         AutodiffPass, FusePatternsPass, FuseElementwisePass, LowerGraphToTilePass, TokenDcePass, DedupeKernelsPass,
         LowerTileToLoopsPass, ExpandMathPass, PlanMemoryPass, VerifyMemoryPlanPass, FuseFmaPass,
-        SplitLoopsPass, LowerTileToGpuPass,
+        SplitLoopsPass, LowerTileToGpuPass, LowerVslaToGraphPass,
     )
 }  # fmt: skip
 """Strata's own passes by name (the named pipelines are kept in PIPELINES)."""

@@ -10,7 +10,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 # kernels is imported for its registrations: every graph op's numpy meaning.
-from strata.runtime.reference import interpreter, kernels  # noqa: F401
+from strata.runtime.reference import interpreter, kernels, vsla_kernels  # noqa: F401
 from strata.targets.target import Target, register_target
 
 

@@ -54,6 +54,7 @@ from strata.dialects.graph_base import is_float
 from strata.dialects.opinfo import op_info
 # The rule modules are imported for their registrations (register_vjp).
 from strata.transforms import vjp_rules_elementwise, vjp_rules_nn, vjp_rules_reductions, vjp_rules_shape  # noqa: F401
+from strata.transforms.vsla_to_graph import LowerVslaToGraphPass
 from strata.transforms.vjp_context import GraphEmitter, VjpContext
 
 DIFFERENTIATE = "graph.differentiate"
@@ -105,7 +106,9 @@ def gradient_name(function: func.FuncOp) -> str:
 
 
 def add_gradient_function(module: ModuleOp, forward: func.FuncOp, checkpoint: str = "all") -> func.FuncOp:
-    """Build @<f>_grad for `forward` and insert it right after it."""
+    """Build @<f>_grad for `forward` and insert it right after it (vsla ops first become
+    the graph ops they stand for, which differentiate)."""
+    LowerVslaToGraphPass().apply(None, module)
     if checkpoint not in CHECKPOINT_POLICIES:
         raise DiagnosticException(
             f"autodiff: checkpoint must be one of {', '.join(CHECKPOINT_POLICIES)}, got '{checkpoint}'"

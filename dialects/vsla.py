@@ -1,0 +1,374 @@
+"""The `vsla` dialect: the variable-shape linear algebra.
+
+Tensors of different shapes combine here without NumPy broadcasting: a tensor stands for
+its equivalence class under trailing zeros (`[1, 2, 3]` and `[1, 2, 3, 0, 0]` are the same
+element), so two operands of one rank meet at their **ambient shape**, the per-axis
+maximum, each implicitly zero-extended:
+
+    %y = vsla.add %a, %b : (tensor<3xf32>, tensor<2xf32>) -> tensor<3xf32>   // [1,2,3]+[4,5] = [5,7,3]
+
+Two semirings multiply vectors: Model A is the **convolution** (length m + n - 1, direct
+or FFT, commutative) and Model B the **Kronecker product** (length m·n, not commutative).
+`vsla.stack` puts k tensors of one rank side by side at their ambient shape (rank + 1),
+`vsla.window` groups a stream (its leading axis) into windows of `size` (recursive windows
+build tensor pyramids), `vsla.sum` / `vsla.mean` reduce one axis. An empty operand (a zero
+extent) is the zero element: conv and kron of it are empty.
+
+Shapes are static here: the logical shapes a program is compiled for. lower-vsla-to-graph
+(transforms/vsla_to_graph.py) rewrites every op into graph ops, so every pass and target
+applies; the reference interpreter runs the ops directly, accumulating in f64.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, TensorType
+from xdsl.ir import Dialect
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, var_operand_def
+
+from strata.dialects.graph_base import PureGraphOp, ShapeError, require_float, shape_of, tensor
+
+MAX_ELEMENTS = 1 << 62
+"""Shape products past this overflow the 64-bit index arithmetic downstream: rejected."""
+CONV_METHODS = ("auto", "direct", "fft")
+
+
+def checked_size(shape: Sequence[int], what: str) -> int:
+    """The element count of `shape`, or a ShapeError when it would overflow."""
+    size = 1
+    for d in shape:
+        size *= d
+        if size > MAX_ELEMENTS:
+            raise ShapeError(f"{what} {list(shape)} has more than 2^62 elements")
+    return size
+
+
+def ambient_shape(shapes: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    """The per-axis maximum of shapes of one rank."""
+    return tuple(max(dims) for dims in zip(*shapes))
+
+
+def same_rank_floats(types: Sequence[TensorType], names: Sequence[str]) -> None:
+    """Operands of one float element type and one rank, at least 1 (no rank-0 values)."""
+    for t, name in zip(types, names):
+        require_float(t, name)
+        if not shape_of(t):
+            raise ShapeError(f"{name} has rank 0: vsla values have rank >= 1")
+    first = types[0]
+    for t, name in zip(types[1:], names[1:]):
+        if t.element_type != first.element_type:
+            raise ShapeError(f"{name} is {t.element_type}, {names[0]} is {first.element_type}")
+        if len(shape_of(t)) != len(shape_of(first)):
+            raise ShapeError(f"{name} has rank {len(shape_of(t))}, {names[0]} rank {len(shape_of(first))}: "
+                             "ambient promotion extends extents, never ranks")
+
+
+class VslaOp(PureGraphOp):
+    """Base of the vsla ops: the graph ops' shape-rule machinery (one rule for verifier
+    and builder), a dialect of its own."""
+
+
+class AmbientBinaryOp(VslaOp):
+    """(lhs, rhs) of one rank and element type -> their ambient shape."""
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("lhs", "rhs")
+
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_result_type(cls, operand_types, **params):
+        same_rank_floats(operand_types, cls.OPERAND_NAMES)
+        shape = ambient_shape([shape_of(t) for t in operand_types])
+        checked_size(shape, "the ambient shape")
+        return tensor(shape, operand_types[0].element_type)
+
+
+@irdl_op_definition
+class AddOp(AmbientBinaryOp):
+    """Ambient addition: both operands zero-extended to the ambient shape.
+
+    `%y = vsla.add %a, %b : (tensor<3xf32>, tensor<2xf32>) -> tensor<3xf32>`
+    """
+
+    name = "vsla.add"
+
+
+@irdl_op_definition
+class SubOp(AmbientBinaryOp):
+    """Ambient subtraction (may leave trailing zeros: the shape stays the ambient one).
+
+    `%y = vsla.sub %a, %b : (tensor<2x3xf32>, tensor<4x1xf32>) -> tensor<4x3xf32>`
+    """
+
+    name = "vsla.sub"
+
+
+@irdl_op_definition
+class HadamardOp(AmbientBinaryOp):
+    """Ambient element-wise product: zero wherever either operand is (implicitly) zero.
+
+    `%y = vsla.hadamard %a, %b : (tensor<3xf64>, tensor<5xf64>) -> tensor<5xf64>`
+    """
+
+    name = "vsla.hadamard"
+
+
+@irdl_op_definition
+class ScaleOp(VslaOp):
+    """x · factor.
+
+    `%y = vsla.scale %x {factor = 2.5 : f64} : (tensor<3xf32>) -> tensor<3xf32>`
+    """
+
+    name = "vsla.scale"
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    factor = prop_def(FloatAttr)
+    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x",)
+
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_result_type(cls, operand_types, factor=1.0, **params):
+        same_rank_floats(operand_types, cls.OPERAND_NAMES)
+        if not math.isfinite(factor):
+            raise ShapeError(f"factor must be finite, got {factor}")
+        return operand_types[0]
+
+
+class SemiringOp(VslaOp):
+    """A semiring product of two vectors (rank 1) of one element type."""
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("lhs", "rhs")
+    MODEL: ClassVar[str] = ""
+
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def vectors(cls, operand_types) -> tuple[int, int]:
+        same_rank_floats(operand_types, cls.OPERAND_NAMES)
+        for t, name in zip(operand_types, cls.OPERAND_NAMES):
+            if len(shape_of(t)) != 1:
+                raise ShapeError(f"{name} has rank {len(shape_of(t))}: Model {cls.MODEL} multiplies vectors (rank 1)")
+        (m,), (n,) = (shape_of(t) for t in operand_types)
+        return m, n
+
+
+@irdl_op_definition
+class ConvOp(SemiringOp):
+    """Model A: the full convolution y[k] = Σ_i lhs[i] · rhs[k - i], length m + n - 1
+    (0 when either is empty). `method`: "direct" (O(m·n)), "fft" (O(L log L), L =
+    next_pow2(m + n - 1), f64 temporaries) or "auto" (the cheaper, see vsla_to_graph.py).
+
+    `%y = vsla.conv %a, %b {method = "auto"} : (tensor<3xf32>, tensor<2xf32>) -> tensor<4xf32>`
+    """
+
+    name = "vsla.conv"
+    method = opt_prop_def(StringAttr)
+    MODEL: ClassVar[str] = "A"
+
+    @classmethod
+    def infer_result_type(cls, operand_types, method="auto", **params):
+        if method not in CONV_METHODS:
+            raise ShapeError(f"method must be one of {', '.join(CONV_METHODS)}, got '{method}'")
+        m, n = cls.vectors(operand_types)
+        return tensor((0 if m == 0 or n == 0 else m + n - 1,), operand_types[0].element_type)
+
+
+@irdl_op_definition
+class KronOp(SemiringOp):
+    """Model B: the Kronecker product y[i·n + j] = lhs[i] · rhs[j], length m·n (not
+    commutative).
+
+    `%y = vsla.kron %a, %b : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>`
+    """
+
+    name = "vsla.kron"
+    MODEL: ClassVar[str] = "B"
+
+    @classmethod
+    def infer_result_type(cls, operand_types, **params):
+        m, n = cls.vectors(operand_types)
+        return tensor((checked_size((m, n), "the Kronecker product of"),), operand_types[0].element_type)
+
+
+@irdl_op_definition
+class StackOp(VslaOp):
+    """k tensors of one rank side by side along a new leading axis, each zero-extended to
+    their ambient shape: [k, ambient...].
+
+    `%y = vsla.stack %a, %b : (tensor<3xf32>, tensor<5xf32>) -> tensor<2x5xf32>`
+    """
+
+    name = "vsla.stack"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = "$inputs attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_result_type(cls, operand_types, **params):
+        if not operand_types:
+            raise ShapeError("stack needs at least one input")
+        same_rank_floats(operand_types, [f"input #{i}" for i in range(len(operand_types))])
+        shape = (len(operand_types), *ambient_shape([shape_of(t) for t in operand_types]))
+        checked_size(shape, "the stacked shape")
+        return tensor(shape, operand_types[0].element_type)
+
+
+@irdl_op_definition
+class WindowOp(VslaOp):
+    """A stream (the leading axis, N items) grouped into N // size windows of `size`
+    consecutive items, each window stacked: [N // size, size, item...]. Items past the last
+    whole window are dropped. A window of windows is a level of a tensor pyramid.
+
+    `%y = vsla.window %x {size = 4 : i64} : (tensor<10x3xf32>) -> tensor<2x4x3xf32>`
+    """
+
+    name = "vsla.window"
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    size = prop_def(IntegerAttr)
+    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x",)
+
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_result_type(cls, operand_types, size=1, **params):
+        same_rank_floats(operand_types, cls.OPERAND_NAMES)
+        if size < 1:
+            raise ShapeError(f"size must be >= 1, got {size}")
+        count, *item = shape_of(operand_types[0])
+        return tensor((count // size, size, *item), operand_types[0].element_type)
+
+
+class ReduceOp(VslaOp):
+    """x reduced along `axis` (negative counts from the end): rank - 1, at least 1."""
+
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x",)
+
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_result_type(cls, operand_types, axis=0, **params):
+        same_rank_floats(operand_types, cls.OPERAND_NAMES)
+        shape = shape_of(operand_types[0])
+        if not -len(shape) <= axis < len(shape):
+            raise ShapeError(f"axis {axis} is out of range for rank {len(shape)}")
+        if len(shape) == 1:
+            raise ShapeError("reducing a vector would leave rank 0: vsla values have rank >= 1")
+        kept = [d for a, d in enumerate(shape) if a != axis % len(shape)]
+        return tensor(kept, operand_types[0].element_type)
+
+
+@irdl_op_definition
+class SumOp(ReduceOp):
+    """Σ along `axis` (f64 accumulation in the reference).
+
+    `%y = vsla.sum %x {axis = 0 : i64} : (tensor<3x4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "vsla.sum"
+
+
+@irdl_op_definition
+class MeanOp(ReduceOp):
+    """The mean along `axis` over its logical extent.
+
+    `%y = vsla.mean %x {axis = -1 : i64} : (tensor<3x4xf32>) -> tensor<3xf32>`
+    """
+
+    name = "vsla.mean"
+
+
+class UnaryOp(VslaOp):
+    """x -> f(x) on the logical elements, same type."""
+
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x",)
+
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_result_type(cls, operand_types, **params):
+        same_rank_floats(operand_types, cls.OPERAND_NAMES)
+        return operand_types[0]
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    """max(x, 0).
+
+    `%y = vsla.relu %x : (tensor<3xf32>) -> tensor<3xf32>`
+    """
+
+    name = "vsla.relu"
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    """e^x (the slack of a result stays outside: only logical elements exist).
+
+    `%y = vsla.exp %x : (tensor<3xf32>) -> tensor<3xf32>`
+    """
+
+    name = "vsla.exp"
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    """The natural logarithm.
+
+    `%y = vsla.log %x : (tensor<3xf32>) -> tensor<3xf32>`
+    """
+
+    name = "vsla.log"
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    """tanh(x).
+
+    `%y = vsla.tanh %x : (tensor<3xf32>) -> tensor<3xf32>`
+    """
+
+    name = "vsla.tanh"
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    """1 / (1 + e^-x).
+
+    `%y = vsla.sigmoid %x : (tensor<3xf32>) -> tensor<3xf32>`
+    """
+
+    name = "vsla.sigmoid"
+
+
+@irdl_op_definition
+class GeluOp(UnaryOp):
+    """x · Φ(x), the erf form.
+
+    `%y = vsla.gelu %x : (tensor<3xf32>) -> tensor<3xf32>`
+    """
+
+    name = "vsla.gelu"
+
+
+UNARY_OPS = (ReluOp, ExpOp, LogOp, TanhOp, SigmoidOp, GeluOp)
+VSLA_OPS = (AddOp, SubOp, HadamardOp, ScaleOp, ConvOp, KronOp, StackOp, WindowOp, SumOp, MeanOp, *UNARY_OPS)
+
+Vsla = Dialect("vsla", list(VSLA_OPS), [])

@@ -1,0 +1,270 @@
+"""The variable-shape algebra (dialects/vsla.py, transforms/vsla_to_graph.py): the unit and
+property tests of its specification on the reference interpreter (the vsla ops' own numpy
+meaning) and on the CPU (lowered to graph ops), PTX for the GPU, gradients against finite
+differences, and the builder's errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from targets import gpu_ptx
+from test_gpu import needs_ptx_tools
+
+import strata
+from strata import ops, vsla
+from strata.transforms.vsla_to_graph import LowerVslaToGraphPass, twiddles
+from strata.targets.passes import run_pipeline
+
+TARGETS = ["reference", "cpu"]
+TOLERANCE = {np.float64: dict(rtol=1e-12, atol=1e-12), np.float32: dict(rtol=1e-5, atol=1e-5)}
+
+
+def run(build, inputs, target, dtype=np.float64):
+    """build(graph, *input tensors) -> outputs, compiled for `target` and run on `inputs`."""
+    g = strata.Graph("f")
+    name = {np.float64: "f64", np.float32: "f32"}[dtype]
+    tensors = [g.input(f"x{i}", np.shape(x), name) for i, x in enumerate(inputs)]
+    outputs = build(*tensors)
+    g.output(*(outputs if isinstance(outputs, tuple) else (outputs,)))
+    arrays = [np.asarray(x, dtype) for x in inputs]
+    return strata.compile(g.build(), target=target)(*arrays)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_ambient_addition_and_subtraction(target):
+    added, subtracted = run(lambda a, b: (vsla.add(a, b), vsla.sub(a, b)), [[1, 2, 3], [4, 5]], target)
+    np.testing.assert_array_equal(added, [5, 7, 3])
+    np.testing.assert_array_equal(subtracted, [-3, -3, 3])
+    (cancelled,) = run(lambda a, b: vsla.sub(a, b), [[1, 2, 3], [1, 2, 3]], target)
+    assert cancelled.shape == (3,)  # trailing zeros stay until shrink
+    assert vsla.shrink(cancelled).shape == (0,)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_ambient_promotion_in_two_dimensions(target):
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((2, 5)), rng.standard_normal((4, 3))
+    (y,) = run(lambda x, z: vsla.add(x, z), [a, b], target)
+    want = np.zeros((4, 5))
+    want[:2, :5] += a
+    want[:4, :3] += b
+    np.testing.assert_allclose(y, want, **TOLERANCE[np.float64])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_hadamard_is_zero_past_the_shorter_operand(target):
+    (y,) = run(lambda a, b: vsla.hadamard(a, b), [[1, 2, 3], [4, 5]], target)
+    np.testing.assert_array_equal(y, [4, 10, 0])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_kronecker_is_not_commutative(target):
+    forward, backward = run(lambda a, b: (vsla.kron(a, b), vsla.kron(b, a)), [[1, 2], [0, 1]], target)
+    np.testing.assert_array_equal(forward, [0, 1, 0, 2])
+    np.testing.assert_array_equal(backward, [0, 0, 1, 2])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_direct_and_fft_convolutions_agree_above_the_threshold(target, dtype):
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal(150), rng.standard_normal(97)
+    direct, fft, auto = run(
+        lambda x, y: (vsla.conv(x, y, "direct"), vsla.conv(x, y, "fft"), vsla.conv(x, y)), [a, b], target, dtype
+    )
+    want = np.convolve(a.astype(dtype).astype(np.float64), b.astype(dtype).astype(np.float64))
+    for got in (direct, fft, auto):
+        assert got.shape == (246,) and got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=1e-9 if dtype == np.float64 else 1e-6, atol=1e-9 if dtype == np.float64 else 1e-5)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("m, n", [(1, 1), (1, 2), (2, 3), (3, 1)])  # FFT lengths 1, 2, 4, 4
+def test_fft_at_the_smallest_lengths(target, m, n):
+    rng = np.random.default_rng(m * 10 + n)
+    a, b = rng.standard_normal(m), rng.standard_normal(n)
+    (y,) = run(lambda x, z: vsla.conv(x, z, "fft"), [a, b], target)
+    np.testing.assert_allclose(y, np.convolve(a, b), rtol=1e-12, atol=1e-12)
+
+
+def test_fft_plans_are_cached_by_length():
+    g = strata.Graph("f")
+    a, b, c = (g.input(n, (100,), "f64") for n in "abc")
+    g.output(vsla.conv(a, b, "fft"), vsla.conv(b, c, "fft"))  # both L = 256
+    module = g.build()
+    before = twiddles.cache_info()
+    run_pipeline(module, "lower-vsla-to-graph")
+    after = twiddles.cache_info()
+    constants = [op for op in module.walk() if op.name == "graph.constant" and op.result.type.get_shape() != ()]
+    assert len(constants) == 2 * 8  # (cos, sin) for n = 256, 128, ..., 2: once, not once per conv
+    assert after.hits + after.misses - before.hits - before.misses == 8
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_empty_operands(target):
+    results = run(
+        lambda e, x: (vsla.conv(e, x), vsla.kron(x, e), vsla.add(e, x), vsla.stack([e, x]), vsla.hadamard(e, x)),
+        [np.zeros(0), [1.0, 2.0]], target,
+    )  # fmt: skip
+    conv, kron, added, stacked, product = results
+    assert conv.shape == (0,) and kron.shape == (0,)
+    np.testing.assert_array_equal(added, [1, 2])
+    np.testing.assert_array_equal(stacked, [[0, 0], [1, 2]])
+    np.testing.assert_array_equal(product, [0, 0])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_heterogeneous_stacking(target):
+    rng = np.random.default_rng(3)
+    parts = [rng.standard_normal((2, 3)), rng.standard_normal((1, 4)), rng.standard_normal((3, 1))]
+    (y,) = run(lambda *xs: vsla.stack(list(xs)), parts, target)
+    assert y.shape == (3, 3, 4)
+    for i, part in enumerate(parts):
+        np.testing.assert_array_equal(y[i, : part.shape[0], : part.shape[1]], part)
+        assert not y[i][part.shape[0]:].any() and not y[i][:, part.shape[1]:].any()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_window_pyramid_of_two_to_the_l_tensors(target):
+    levels, item = 4, (3,)
+    stream = np.arange(2**levels * 3, dtype=np.float64).reshape(2**levels, *item)
+
+    def pyramid(x):
+        outputs = []
+        for _ in range(levels):
+            x = vsla.window(x, 2)
+            outputs.append(x)
+        return tuple(outputs)
+
+    outputs = run(pyramid, [stream], target)
+    assert len(outputs) == levels  # the cascade's height
+    for level, y in enumerate(outputs, start=1):
+        assert y.shape == (2 ** (levels - level), *(2,) * level, *item)
+        np.testing.assert_array_equal(y.reshape(-1), stream.reshape(-1))  # windows keep the order
+    (top,) = run(lambda x: vsla.sum(vsla.window(x, 3), 1), [stream[:7]], target)  # 7 items: 2 windows, one dropped
+    np.testing.assert_array_equal(top, stream[:6].reshape(2, 3, 3).sum(axis=1))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_reductions_and_unary_ops(target):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 5))
+    results = run(
+        lambda t: (vsla.sum(t, 0), vsla.mean(t, -1), vsla.relu(t), vsla.exp(t), vsla.tanh(t), vsla.sigmoid(t),
+                   vsla.gelu(t), vsla.log(vsla.exp(t)), vsla.scale(t, 2.5)),
+        [x], target,
+    )  # fmt: skip
+    from math import erf
+
+    gelu = np.vectorize(lambda v: 0.5 * v * (1 + erf(v / np.sqrt(2))))
+    wants = (x.sum(0), x.mean(-1), np.maximum(x, 0), np.exp(x), np.tanh(x), 1 / (1 + np.exp(-x)), gelu(x), x, 2.5 * x)
+    for got, want in zip(results, wants):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def with_trailing_zeros(rng, shape, zeros):
+    x = rng.standard_normal(shape)
+    x[tuple(slice(d - z, d) for d, z in zip(shape, zeros))] = 0
+    for axis, z in enumerate(zeros):
+        index = [slice(None)] * len(shape)
+        index[axis] = slice(shape[axis] - z, shape[axis])
+        x[tuple(index)] = 0
+    return x
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_shrink_is_idempotent_and_minimal(seed):
+    rng = np.random.default_rng(seed)
+    x = with_trailing_zeros(rng, (5, 6, 4), (seed % 3, 2, 1))
+    once = vsla.shrink(x)
+    np.testing.assert_array_equal(vsla.shrink(once), once)
+    assert once.shape == (5 - seed % 3, 4, 3) == vsla.minimal_shape(x)
+    assert vsla.minimal_shape(np.zeros((3, 2))) == (0, 0)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("seed", range(3))
+def test_adding_zero_preserves_value_shape_rank_and_trailing_zeros(target, seed):
+    rng = np.random.default_rng(10 + seed)
+    t = with_trailing_zeros(rng, (4, 6), (1, 2))
+    zero = np.zeros((2 + seed, 3))
+    (y,) = run(lambda a, z: vsla.add(a, z), [t, zero], target)
+    assert y.shape == t.shape and y.ndim == t.ndim
+    np.testing.assert_array_equal(y, t)
+    assert vsla.minimal_shape(y) == vsla.minimal_shape(t)
+
+
+@pytest.mark.parametrize("method", ["direct", "fft"])
+def test_gradients_of_the_semirings_and_structural_ops_match_finite_differences(method):
+    rng = np.random.default_rng(5)
+    a, b, c = rng.standard_normal(6), rng.standard_normal(4), rng.standard_normal((3, 2))
+
+    def loss(x, y, z):
+        conv = vsla.conv(x, y, method)
+        kron = vsla.kron(y, x)
+        stacked = vsla.stack([x, y])
+        windowed = vsla.window(vsla.add(z, vsla.scale(z, 2.0)), 2)
+        return (ops.reduce_sum(vsla.hadamard(conv, conv), axes=(0,)) + ops.reduce_sum(vsla.tanh(kron), axes=(0,))
+                + ops.reduce_sum(vsla.mean(stacked, 0), axes=(0,)) + ops.reduce_sum(windowed * windowed, axes=(0, 1, 2)))  # fmt: skip
+
+    value, grads = strata.value_and_grad(loss, argnums=(0, 1, 2))(a, b, c)
+    g = strata.Graph("loss")
+    g.output(loss(g.input("a", (6,), "f64"), g.input("b", (4,), "f64"), g.input("c", (3, 2), "f64")))
+    module = g.build()
+
+    def numeric(index, arrays):
+        base = [np.array(v) for v in arrays]
+        gradient = np.zeros_like(base[index])
+        for position in np.ndindex(base[index].shape):
+            shifted = []
+            for sign in (1, -1):
+                moved = [v.copy() for v in base]
+                moved[index][position] += sign * 1e-6
+                shifted.append(strata.interpret(module, *moved)[0])
+            gradient[position] = (shifted[0] - shifted[1]) / 2e-6
+        return gradient
+
+    for index, gradient in enumerate(grads):
+        np.testing.assert_allclose(gradient, numeric(index, [a, b, c]), rtol=1e-6, atol=1e-6)
+
+
+@needs_ptx_tools
+def test_vsla_programs_compile_to_ptx():
+    text = """func.func @main(%a: tensor<70xf32>, %b: tensor<65xf32>, %c: tensor<3x5xf32>, %d: tensor<4x2xf32>)
+    -> (tensor<134xf32>, tensor<134xf32>, tensor<4550xf32>, tensor<2x4x5xf32>, tensor<4x5xf32>) {
+  %0 = vsla.conv %a, %b {method = "direct"} : (tensor<70xf32>, tensor<65xf32>) -> tensor<134xf32>
+  %1 = vsla.conv %a, %b {method = "fft"} : (tensor<70xf32>, tensor<65xf32>) -> tensor<134xf32>
+  %2 = vsla.kron %a, %b : (tensor<70xf32>, tensor<65xf32>) -> tensor<4550xf32>
+  %3 = vsla.stack %c, %d : (tensor<3x5xf32>, tensor<4x2xf32>) -> tensor<2x4x5xf32>
+  %4 = vsla.hadamard %c, %d : (tensor<3x5xf32>, tensor<4x2xf32>) -> tensor<4x5xf32>
+  func.return %0, %1, %2, %3, %4 : tensor<134xf32>, tensor<134xf32>, tensor<4550xf32>, tensor<2x4x5xf32>, tensor<4x5xf32>
+}"""
+    assert ".entry" in gpu_ptx(text)
+
+
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda a, m: vsla.add(a, m), "ambient promotion extends extents, never ranks"),
+        (lambda a, m: vsla.kron(m, m), "Model B multiplies vectors"),
+        (lambda a, m: vsla.conv(a, a, method="fast"), "method must be one of auto, direct, fft"),
+        (lambda a, m: vsla.window(m, 0), "size must be >= 1"),
+        (lambda a, m: vsla.sum(a, 0), "rank 0"),
+    ],
+)
+def test_builder_errors_name_the_op(build, message):
+    g = strata.Graph("f")
+    a, m = g.input("a", (3,)), g.input("m", (2, 2))
+    with pytest.raises(strata.BuildError, match=message):
+        build(a, m)
+
+
+def test_pass_leaves_graph_programs_alone():
+    g = strata.Graph("f")
+    x = g.input("x", (4,))
+    g.output(ops.relu(x))
+    module = g.build()
+    text = str(module)
+    LowerVslaToGraphPass().apply(None, module)
+    assert str(module) == text

@@ -1,0 +1,268 @@
+"""lower-vsla-to-graph: every vsla op (dialects/vsla.py) as graph ops, so that fusion,
+autodiff, memory planning and every target apply to variable-shape programs.
+
+    %y = vsla.add %a, %b : (tensor<3xf32>, tensor<2xf32>) -> tensor<3xf32>
+  becomes
+    %z = graph.broadcast_to %zero : (tensor<f32>) -> tensor<1xf32>
+    %e = graph.concat %b, %z {axis = 0 : i64} : (tensor<2xf32>, tensor<1xf32>) -> tensor<3xf32>
+    %y = graph.add %a, %e : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+
+- **Ambient promotion** zero-extends an operand axis by axis (a concat with zeros); an
+  operand already at the ambient shape is used as it is. The Hadamard product multiplies
+  only the common part and extends the product.
+- **Kronecker** (Model B) is the outer product by broadcasting, flattened: [m, 1] · [1, n].
+- **Convolution** (Model A) runs in f64 and rounds once. *Direct*: the outer product P of
+  the shorter operand (p) and the longer (q), each row i shifted right by i by a reshape of
+  P extended with p zero columns (row-major flattening does the shift), then a sum over
+  the rows: O(p·q) work and memory. *FFT*: both operands zero-extended to L =
+  next_pow2(m + n - 1) and transformed together by log2(L) radix-2 decimation-in-frequency
+  stages ([B, n] -> [2B, n / 2]: sums, and differences times the twiddles e^(-2πij/n));
+  the spectra (in bit-reversed order) multiplied; then the inverse stages in the opposite
+  order (each halves, so the inverse is scaled by 1/L), which also undo the bit reversal.
+  Twiddle tables are computed once per L (`twiddles`, an lru_cache) and emitted once per
+  function and L. "auto" takes the FFT when the shorter operand has at least
+  `fft_threshold` elements (benchmarks/vsla_conv.py measures the crossover).
+- **stack** zero-extends each input to the ambient shape and concatenates along a new
+  leading axis; **window** is a reshape (after dropping the incomplete last window);
+  **sum** and **mean** accumulate in f64; the unary ops are their graph namesakes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import Float64Type, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from strata.dialects import graph, vsla
+from strata.dialects.graph_base import shape_of, tensor
+from strata.transforms.vjp_context import GraphEmitter
+
+FFT_THRESHOLD = 64
+"""The shorter operand's length from which "auto" convolves by FFT."""
+F64 = Float64Type()
+
+
+def next_power_of_two(n: int) -> int:
+    return 1 << max(n - 1, 0).bit_length()
+
+
+@lru_cache(maxsize=64)
+def twiddles(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(cos, -sin) of 2πj/n for j < n/2: the real and imaginary parts of e^(-2πij/n), f64."""
+    angles = 2 * np.pi * np.arange(n // 2) / n
+    return np.cos(angles), -np.sin(angles)
+
+
+@dataclass
+class VslaLowering:
+    """Emits the graph ops standing for one vsla op in front of it."""
+
+    emitter: GraphEmitter
+    block: Block
+    fft_threshold: int
+    twiddle_values: dict[tuple[int, int], tuple[SSAValue, SSAValue]] = field(default_factory=dict)
+    """(id of the block, n) -> the twiddle constants already emitted in that block."""
+
+    def emit(self, op_type, operands, result_type=None, **params) -> SSAValue:
+        return self.emitter.emit(op_type, operands, result_type, **params)
+
+    def zeros(self, shape: Sequence[int], element) -> SSAValue:
+        return self.emitter.full(0.0, tensor(shape, element))
+
+    def zero_extend(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """x with trailing zeros up to `shape`, axis by axis."""
+        current = list(shape_of(x.type))
+        for axis, target in enumerate(shape):
+            if target > current[axis]:
+                pad = [*current[:axis], target - current[axis], *current[axis + 1:]]
+                x = self.emit(graph.ConcatOp, [x, self.zeros(pad, x.type.element_type)], axis=axis)
+                current[axis] = target
+        return x
+
+    def leading(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """x's leading block of `shape` (a slice, or x itself)."""
+        if shape_of(x.type) == tuple(shape):
+            return x
+        rank = len(shape)
+        return self.emit(graph.SliceOp, [x], starts=(0,) * rank, limits=tuple(shape), steps=(1,) * rank)
+
+    def cast(self, x: SSAValue, element) -> SSAValue:
+        if x.type.element_type == element:
+            return x
+        return self.emit(graph.CastOp, [x], tensor(shape_of(x.type), element))
+
+    def reshape(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
+        return self.emitter.reshape(x, shape)
+
+    # -- the semirings --------------------------------------------------------------
+
+    def outer(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        (m,), (n,) = shape_of(a.type), shape_of(b.type)
+        return self.emit(graph.MulOp, [self.reshape(a, (m, 1)), self.reshape(b, (1, n))])
+
+    def direct_conv(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """Σ over anti-diagonals of the outer product (module docstring), shorter first."""
+        if shape_of(a.type)[0] > shape_of(b.type)[0]:
+            a, b = b, a
+        (p,), (q,) = shape_of(a.type), shape_of(b.type)
+        products = self.emit(graph.ConcatOp, [self.outer(a, b), self.zeros((p, p), F64)], axis=1)
+        flat = self.reshape(products, (p * (q + p),))
+        shifted = self.reshape(self.leading(flat, (p * (q + p - 1),)), (p, q + p - 1))
+        return self.emit(graph.ReduceSumOp, [shifted], axes=(0,), keepdims=False)
+
+    def twiddle(self, n: int) -> tuple[SSAValue, SSAValue]:
+        key = (id(self.block), n)
+        if key not in self.twiddle_values:
+            real, imaginary = twiddles(n)
+            t = tensor((n // 2,), F64)
+            self.twiddle_values[key] = (self.emitter.constant(real, t), self.emitter.constant(imaginary, t))
+        return self.twiddle_values[key]
+
+    def halves(self, x: SSAValue, batch: int, half: int) -> tuple[SSAValue, SSAValue]:
+        """Rows [batch, 2 * half] split into their first and second halves, [batch, half] each."""
+        pairs = self.reshape(x, (batch, 2, half))
+        first, second = (
+            self.emit(graph.SliceOp, [pairs], starts=(0, i, 0), limits=(batch, i + 1, half), steps=(1, 1, 1))
+            for i in (0, 1)
+        )
+        return self.reshape(first, (batch, half)), self.reshape(second, (batch, half))
+
+    def butterfly(self, x, batch: int, n: int) -> tuple[SSAValue, SSAValue]:
+        """One forward stage on (re, im) rows [batch, n]: [2 batch, n / 2]."""
+        (a_re, b_re), (a_im, b_im) = (self.halves(part, batch, n // 2) for part in x)
+        w_re, w_im = self.twiddle(n)
+        e = self.emitter
+        d_re, d_im = e.sub(a_re, b_re), e.sub(a_im, b_im)
+        v_re = e.sub(e.mul(d_re, w_re), e.mul(d_im, w_im))
+        v_im = e.add(e.mul(d_re, w_im), e.mul(d_im, w_re))
+        return tuple(self.interleave(e.add(a, b), v, batch, n // 2) for a, b, v in ((a_re, b_re, v_re), (a_im, b_im, v_im)))
+
+    def interleave(self, u: SSAValue, v: SSAValue, batch: int, half: int) -> SSAValue:
+        """Rows u and v of [batch, half] as rows 2i and 2i + 1 of [2 batch, half]."""
+        pairs = self.emit(graph.ConcatOp, [self.reshape(u, (batch, 1, half)), self.reshape(v, (batch, 1, half))], axis=1)
+        return self.reshape(pairs, (2 * batch, half))
+
+    def inverse_butterfly(self, y, batch: int, n: int) -> tuple[SSAValue, SSAValue]:
+        """The inverse of `butterfly` on rows [2 batch, n / 2]: [batch, n], halved."""
+        half = n // 2
+        (u_re, v_re), (u_im, v_im) = (self.halves(self.reshape(part, (batch, n)), batch, half) for part in y)
+        w_re, w_im = self.twiddle(n)
+        e = self.emitter
+        vw_re = e.add(e.mul(v_re, w_re), e.mul(v_im, w_im))
+        vw_im = e.sub(e.mul(v_im, w_re), e.mul(v_re, w_im))
+        return tuple(
+            self.emit(graph.ConcatOp, [e.scale(e.add(u, vw), 0.5), e.scale(e.sub(u, vw), 0.5)], axis=1)
+            for u, vw in ((u_re, vw_re), (u_im, vw_im))
+        )
+
+    def fft_conv(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        (m,), (n,) = shape_of(a.type), shape_of(b.type)
+        length = next_power_of_two(m + n - 1)
+        both = self.emit(graph.ConcatOp, [self.reshape(self.zero_extend(x, (length,)), (1, length)) for x in (a, b)], axis=0)
+        x = (both, self.zeros((2, length), F64))
+        batch, size = 2, length
+        while size > 1:
+            x = self.butterfly(x, batch, size)
+            batch, size = 2 * batch, size // 2
+        (fa_re, fb_re), (fa_im, fb_im) = (self.halves(self.reshape(part, (1, 2 * length)), 1, length) for part in x)
+        e = self.emitter
+        y = (e.sub(e.mul(fa_re, fb_re), e.mul(fa_im, fb_im)), e.add(e.mul(fa_re, fb_im), e.mul(fa_im, fb_re)))
+        batch, size = length // 2, 2
+        while size <= length:
+            y = self.inverse_butterfly(y, batch, size)
+            batch, size = batch // 2, size * 2
+        return self.leading(self.reshape(y[0], (length,)), (m + n - 1,))
+
+    def conv(self, op: vsla.ConvOp) -> SSAValue:
+        (m,), (n,) = shape_of(op.lhs.type), shape_of(op.rhs.type)
+        element = op.result.type.element_type
+        if m == 0 or n == 0:
+            return self.zeros((0,), element)
+        method = op.params().get("method", "auto")
+        if method == "auto":
+            method = "fft" if min(m, n) >= self.fft_threshold else "direct"
+        a, b = self.cast(op.lhs, F64), self.cast(op.rhs, F64)
+        y = self.fft_conv(a, b) if method == "fft" else self.direct_conv(a, b)
+        return self.cast(y, element)
+
+    def kron(self, op: vsla.KronOp) -> SSAValue:
+        (m,), (n,) = shape_of(op.lhs.type), shape_of(op.rhs.type)
+        if m == 0 or n == 0:
+            return self.zeros((0,), op.result.type.element_type)
+        return self.reshape(self.outer(op.lhs, op.rhs), (m * n,))
+
+    # -- ambient and structural ops ------------------------------------------------------
+
+    def ambient_binary(self, op: vsla.AmbientBinaryOp) -> SSAValue:
+        shape = shape_of(op.result.type)
+        if isinstance(op, vsla.HadamardOp):
+            common = tuple(min(a, b) for a, b in zip(shape_of(op.lhs.type), shape_of(op.rhs.type)))
+            product = self.emit(graph.MulOp, [self.leading(op.lhs, common), self.leading(op.rhs, common)])
+            return self.zero_extend(product, shape)
+        graph_op = graph.AddOp if isinstance(op, vsla.AddOp) else graph.SubOp
+        return self.emit(graph_op, [self.zero_extend(op.lhs, shape), self.zero_extend(op.rhs, shape)])
+
+    def stack(self, op: vsla.StackOp) -> SSAValue:
+        item = shape_of(op.result.type)[1:]
+        rows = [self.reshape(self.zero_extend(x, item), (1, *item)) for x in op.inputs]
+        return rows[0] if len(rows) == 1 else self.emit(graph.ConcatOp, rows, axis=0)
+
+    def window(self, op: vsla.WindowOp) -> SSAValue:
+        count, size, *item = shape_of(op.result.type)
+        whole = self.leading(op.x, (count * size, *item))
+        return self.reshape(whole, (count, size, *item))
+
+    def reduce(self, op: vsla.ReduceOp) -> SSAValue:
+        element = op.result.type.element_type
+        axis = op.params()["axis"] % len(shape_of(op.x.type))
+        if shape_of(op.x.type)[axis] == 0:
+            return self.zeros(shape_of(op.result.type), element)
+        graph_op = graph.ReduceSumOp if isinstance(op, vsla.SumOp) else graph.ReduceMeanOp
+        reduced = self.emit(graph_op, [self.cast(op.x, F64)], axes=(axis,), keepdims=False)
+        return self.cast(reduced, element)
+
+
+UNARY = {
+    vsla.ReluOp: graph.ReluOp, vsla.ExpOp: graph.ExpOp, vsla.LogOp: graph.LogOp, vsla.TanhOp: graph.TanhOp,
+    vsla.SigmoidOp: graph.SigmoidOp, vsla.GeluOp: graph.GeluOp,
+}  # fmt: skip
+LOWERINGS: dict[type[Operation], Callable[[VslaLowering, Operation], SSAValue]] = {
+    vsla.AddOp: VslaLowering.ambient_binary,
+    vsla.SubOp: VslaLowering.ambient_binary,
+    vsla.HadamardOp: VslaLowering.ambient_binary,
+    vsla.ScaleOp: lambda lowering, op: lowering.emitter.scale(op.x, op.params()["factor"]),
+    vsla.ConvOp: VslaLowering.conv,
+    vsla.KronOp: VslaLowering.kron,
+    vsla.StackOp: VslaLowering.stack,
+    vsla.WindowOp: VslaLowering.window,
+    vsla.SumOp: VslaLowering.reduce,
+    vsla.MeanOp: VslaLowering.reduce,
+    **{v: (lambda lowering, op, g=g: lowering.emit(g, [op.x])) for v, g in UNARY.items()},
+}
+
+
+@dataclass(frozen=True)
+class LowerVslaToGraphPass(ModulePass):
+    """Rewrite every vsla op into graph ops (see module docstring)."""
+
+    name = "lower-vsla-to-graph"
+
+    fft_threshold: int = FFT_THRESHOLD
+    """conv{method="auto"} takes the FFT from this many elements of the shorter operand."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        twiddle_values: dict = {}
+        for vop in [o for o in op.walk() if isinstance(o, vsla.VslaOp)]:
+            block = vop.parent_block()
+            emitter = GraphEmitter(lambda new, at=vop, block=block: block.insert_op_before(new, at))
+            lowering = VslaLowering(emitter, block, self.fft_threshold, twiddle_values)
+            result = LOWERINGS[type(vop)](lowering, vop)
+            vop.results[0].replace_all_uses_with(result)
+            block.erase_op(vop)
+
