@@ -14,6 +14,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 }
 
 // CHECK-NOT:  IR after cpu-pipeline
+// CHECK:      IR after lower-vsla-to-graph:
 // CHECK:      IR after fuse-patterns:
 // CHECK:      IR after canonicalize:
 // CHECK:      IR after cse:
@@ -28,8 +29,8 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NOT:  IR after
 // CHECK:      tile.plan
 
-// Eleven steps: ten "IR after" blocks, then the output.
-// COUNT: {{^10$}}
+// Twelve steps: eleven "IR after" blocks, then the output.
+// COUNT: {{^11$}}
 
 // NOFUSION-NOT: fuse-patterns
 // NOFUSION-NOT: fuse-elementwise
@@ -39,7 +40,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // NOFUSION-NOT: fuse-elementwise
 // NOFUSION:     IR after lower-graph-to-tile:
 
-// cse, then nine steps.
-// COUNT-NOFUSION: {{^9$}}
+// cse, then ten steps.
+// COUNT-NOFUSION: {{^10$}}
 
 // BAD: strata-opt: invalid pass pipeline 'cpu-pipeline{fusion=maybe}'
