@@ -29,7 +29,7 @@ from strata.api import (
 )
 from strata.dialects.context import parse_module
 from strata.frontends import builder as ops
-from strata.frontends import vsla
+from strata import vsla
 from strata.frontends.builder import Graph, Tensor, build_module
 from strata.grad import grad, value_and_grad
 from strata.support.errors import BuildError, ExecutionError, InputError, IRError, StrataError, UnsupportedOpError

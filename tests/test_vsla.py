@@ -268,3 +268,53 @@ def test_pass_leaves_graph_programs_alone():
     text = str(module)
     LowerVslaToGraphPass().apply(None, module)
     assert str(module) == text
+
+
+def reference_outputs(build, arrays):
+    g = strata.Graph("logical")
+    tensors = [g.input(f"x{i}", a.shape, "f64") for i, a in enumerate(arrays)]
+    outputs = build(*tensors)
+    g.output(*(outputs if isinstance(outputs, tuple) else (outputs,)))
+    return strata.interpret(g.build(), *arrays)
+
+
+def every_op(a, b):
+    return (vsla.conv(a, b, "direct"), vsla.conv(a, b, "fft"), vsla.add(a, b), vsla.kron(a, b), vsla.kron(b, a),
+            vsla.exp(a), vsla.sigmoid(b), vsla.log(vsla.exp(b)), vsla.mean(vsla.stack([a, b]), 1),
+            vsla.sum(vsla.window(a, 3), 1), vsla.hadamard(a, vsla.tanh(b)))  # fmt: skip
+
+
+def test_one_program_runs_every_logical_shape_within_its_capacities():
+    program = vsla.compile(every_op, capacities=[(16,), (9,)], dtype="f64")
+    executable, buffers = program.executable, [id(b) for b in program.buffers + program.extras]
+    rng = np.random.default_rng(6)
+    for m, n in [(16, 9), (3, 2), (1, 1), (0, 4), (7, 9), (16, 0), (5, 5)]:  # big, then smaller: the slack is reused
+        arrays = [rng.standard_normal(m), rng.standard_normal(n)]
+        got = program(*arrays)
+        for y, want in zip(got, reference_outputs(every_op, arrays)):
+            assert y.shape == want.shape
+            np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
+    assert program.executable is executable  # compiled once
+    assert [id(b) for b in program.buffers + program.extras] == buffers  # bound once
+
+
+def test_capacity_programs_in_two_dimensions():
+    def build(x, y):
+        return vsla.add(x, y), vsla.mean(x, 0), vsla.window(vsla.stack([x, y]), 1), vsla.exp(y)
+
+    program = vsla.compile(build, capacities=[(6, 5), (4, 7)], dtype="f64")
+    rng = np.random.default_rng(7)
+    for shapes in [((6, 5), (4, 7)), ((2, 3), (3, 1)), ((1, 5), (4, 2))]:
+        arrays = [rng.standard_normal(s) for s in shapes]
+        for y, want in zip(program(*arrays), reference_outputs(build, arrays)):
+            np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
+
+
+def test_capacity_errors():
+    program = vsla.compile(lambda a: vsla.relu(a), capacities=[(4, 3)])
+    with pytest.raises(strata.InputError, match=r"argument 0 has shape \[5, 3\], outside its capacity \[4, 3\]"):
+        program(np.ones((5, 3), np.float32))
+    with pytest.raises(strata.InputError, match="expected 1 arguments, got 2"):
+        program(np.ones((1, 1)), np.ones(1))
+    with pytest.raises(strata.BuildError, match="vsla ops only, not graph.relu"):
+        vsla.compile(lambda a: ops.relu(a), capacities=[(4,)])

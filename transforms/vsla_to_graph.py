@@ -35,7 +35,8 @@ from functools import lru_cache
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import Float64Type, ModuleOp
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float64Type, FunctionType, ModuleOp, StringAttr, i1, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -43,6 +44,7 @@ from strata.dialects import graph, vsla
 from strata.dialects.graph_base import shape_of, tensor
 from strata.transforms.vjp_context import GraphEmitter
 
+RUNTIME_INPUTS = "vsla.runtime_inputs"
 FFT_THRESHOLD = 64
 """The shorter operand's length from which "auto" convolves by FFT."""
 F64 = Float64Type()
@@ -60,6 +62,32 @@ def twiddles(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @dataclass
+class RuntimeInputs:
+    """Capacity mode: the arguments a function gains for what depends on the logical
+    shapes of one call, each described as "kind:op" (op: the vsla op's position among the
+    function's vsla ops). Kinds: `mask` (i1, the op's result shape: true on the logical
+    part), `kron_index` (i64, where each element of the Kronecker product comes from in the
+    flattened outer product; the element past its end, a zero, for the slack) and
+    `inverse_count` (f64, rank 0: 1 / the reduced axis's logical extent, or 0)."""
+
+    function: func.FuncOp
+    descriptions: list[str] = field(default_factory=list)
+
+    def add(self, kind: str, op_index: int, t) -> SSAValue:
+        block = self.function.body.block
+        argument = block.insert_arg(t, len(block.args))
+        self.function.function_type = FunctionType.from_lists(
+            [a.type for a in block.args], list(self.function.function_type.outputs.data)
+        )
+        description = f"{kind}:{op_index}"
+        if self.function.arg_attrs is not None:
+            named = DictionaryAttr({"graph.name": StringAttr(description)})
+            self.function.arg_attrs = ArrayAttr([*self.function.arg_attrs.data, named])
+        self.descriptions.append(description)
+        return argument
+
+
+@dataclass
 class VslaLowering:
     """Emits the graph ops standing for one vsla op in front of it."""
 
@@ -68,6 +96,16 @@ class VslaLowering:
     fft_threshold: int
     twiddle_values: dict[tuple[int, int], tuple[SSAValue, SSAValue]] = field(default_factory=dict)
     """(id of the block, n) -> the twiddle constants already emitted in that block."""
+    runtime: RuntimeInputs | None = None
+    """Capacity mode (LowerVslaToGraphPass.capacity): where the call's logical shapes come in."""
+    op_index: int = 0
+
+    def masked(self, y: SSAValue) -> SSAValue:
+        """In capacity mode, y with its slack set to zero (a mask input); else y."""
+        if self.runtime is None:
+            return y
+        mask = self.runtime.add("mask", self.op_index, tensor(shape_of(y.type), i1))
+        return self.emit(graph.SelectOp, [mask, y, self.emitter.scalar(0.0, y.type.element_type)])
 
     def emit(self, op_type, operands, result_type=None, **params) -> SSAValue:
         return self.emitter.emit(op_type, operands, result_type, **params)
@@ -188,14 +226,21 @@ class VslaLowering:
         if method == "auto":
             method = "fft" if min(m, n) >= self.fft_threshold else "direct"
         a, b = self.cast(op.lhs, F64), self.cast(op.rhs, F64)
-        y = self.fft_conv(a, b) if method == "fft" else self.direct_conv(a, b)
-        return self.cast(y, element)
+        if method == "fft":  # rounding leaves ~1e-16 in the slack
+            return self.cast(self.masked(self.fft_conv(a, b)), element)
+        return self.cast(self.direct_conv(a, b), element)
 
     def kron(self, op: vsla.KronOp) -> SSAValue:
         (m,), (n,) = shape_of(op.lhs.type), shape_of(op.rhs.type)
         if m == 0 or n == 0:
             return self.zeros((0,), op.result.type.element_type)
-        return self.reshape(self.outer(op.lhs, op.rhs), (m * n,))
+        flat = self.reshape(self.outer(op.lhs, op.rhs), (m * n,))
+        if self.runtime is None:
+            return flat
+        # The logical n sets the layout: gather element i·n + j from i·N + j (N = capacity).
+        index = self.runtime.add("kron_index", self.op_index, tensor((m * n,), i64))
+        table = self.reshape(self.zero_extend(flat, (m * n + 1,)), (m * n + 1, 1))
+        return self.reshape(self.emit(graph.EmbeddingOp, [table, index]), (m * n,))
 
     # -- ambient and structural ops ------------------------------------------------------
 
@@ -216,16 +261,27 @@ class VslaLowering:
     def window(self, op: vsla.WindowOp) -> SSAValue:
         count, size, *item = shape_of(op.result.type)
         whole = self.leading(op.x, (count * size, *item))
-        return self.reshape(whole, (count, size, *item))
+        return self.masked(self.reshape(whole, (count, size, *item)))
 
     def reduce(self, op: vsla.ReduceOp) -> SSAValue:
         element = op.result.type.element_type
         axis = op.params()["axis"] % len(shape_of(op.x.type))
         if shape_of(op.x.type)[axis] == 0:
             return self.zeros(shape_of(op.result.type), element)
-        graph_op = graph.ReduceSumOp if isinstance(op, vsla.SumOp) else graph.ReduceMeanOp
+        graph_op = graph.ReduceSumOp if isinstance(op, vsla.SumOp) or self.runtime else graph.ReduceMeanOp
         reduced = self.emit(graph_op, [self.cast(op.x, F64)], axes=(axis,), keepdims=False)
+        if self.runtime is not None and isinstance(op, vsla.MeanOp):  # over the logical extent
+            reduced = self.emitter.mul(reduced, self.runtime.add("inverse_count", self.op_index, tensor((), F64)))
         return self.cast(reduced, element)
+
+
+ZERO_AT_ZERO = (vsla.ReluOp, vsla.TanhOp, vsla.GeluOp)
+"""Unary ops with f(0) = 0: their slack stays zero without a mask."""
+
+
+def lower_unary(lowering: VslaLowering, op: vsla.UnaryOp) -> SSAValue:
+    y = lowering.emit(UNARY[type(op)], [op.x])
+    return y if isinstance(op, ZERO_AT_ZERO) else lowering.masked(y)
 
 
 UNARY = {
@@ -243,7 +299,7 @@ LOWERINGS: dict[type[Operation], Callable[[VslaLowering, Operation], SSAValue]] 
     vsla.WindowOp: VslaLowering.window,
     vsla.SumOp: VslaLowering.reduce,
     vsla.MeanOp: VslaLowering.reduce,
-    **{v: (lambda lowering, op, g=g: lowering.emit(g, [op.x])) for v, g in UNARY.items()},
+    **{v: lower_unary for v in UNARY},
 }
 
 
@@ -255,14 +311,25 @@ class LowerVslaToGraphPass(ModulePass):
 
     fft_threshold: int = FFT_THRESHOLD
     """conv{method="auto"} takes the FFT from this many elements of the shorter operand."""
+    capacity: bool = False
+    """The shapes are capacities: the program runs on any logical shapes within them, its
+    inputs zero-extended to the capacity. Where the slack would stop being zero or the
+    logical shape matters (exp, log, sigmoid, FFT conv, window, mean, kron), the function
+    gains arguments for the call's logical shapes, listed in its `vsla.runtime_inputs`
+    attribute (RuntimeInputs; strata.vsla.compile fills them)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         twiddle_values: dict = {}
-        for vop in [o for o in op.walk() if isinstance(o, vsla.VslaOp)]:
-            block = vop.parent_block()
-            emitter = GraphEmitter(lambda new, at=vop, block=block: block.insert_op_before(new, at))
-            lowering = VslaLowering(emitter, block, self.fft_threshold, twiddle_values)
-            result = LOWERINGS[type(vop)](lowering, vop)
-            vop.results[0].replace_all_uses_with(result)
-            block.erase_op(vop)
+        for function in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
+            runtime = RuntimeInputs(function) if self.capacity else None
+            vsla_ops = [o for o in function.walk() if isinstance(o, vsla.VslaOp)]
+            for index, vop in enumerate(vsla_ops):
+                block = vop.parent_block()
+                emitter = GraphEmitter(lambda new, at=vop, block=block: block.insert_op_before(new, at))
+                lowering = VslaLowering(emitter, block, self.fft_threshold, twiddle_values, runtime, index)
+                result = LOWERINGS[type(vop)](lowering, vop)
+                vop.results[0].replace_all_uses_with(result)
+                block.erase_op(vop)
+            if runtime is not None and vsla_ops:
+                function.attributes[RUNTIME_INPUTS] = ArrayAttr([StringAttr(d) for d in runtime.descriptions])
 
