@@ -45,7 +45,7 @@ from strata.dialects.graph_base import shape_of, tensor
 from strata.transforms.vjp_context import GraphEmitter
 
 RUNTIME_INPUTS = "vsla.runtime_inputs"
-FFT_THRESHOLD = 64
+FFT_THRESHOLD = 512
 """The shorter operand's length from which "auto" convolves by FFT."""
 F64 = Float64Type()
 
