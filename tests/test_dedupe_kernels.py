@@ -72,8 +72,9 @@ def count_verifications(monkeypatch) -> list[str]:
 
 def test_pipeline_verifies_graph_steps_lowerings_and_the_end(monkeypatch):
     monkeypatch.delenv(passes.VERIFY_EACH_STEP_ENV, raising=False)
-    # 4 graph-level steps, lower-graph-to-tile, lower-tile-to-loops, verify-memory-plan.
-    assert len(count_verifications(monkeypatch)) == 7
+    # lower-vsla-to-graph, 4 graph-level steps, lower-graph-to-tile, lower-tile-to-loops,
+    # verify-memory-plan.
+    assert len(count_verifications(monkeypatch)) == 8
 
 
 def test_verify_each_step_env(monkeypatch):

@@ -1,7 +1,8 @@
 """The variable-shape algebra (dialects/vsla.py, transforms/vsla_to_graph.py): the unit and
 property tests of its specification on the reference interpreter (the vsla ops' own numpy
-meaning) and on the CPU (lowered to graph ops), PTX for the GPU, gradients against finite
-differences, and the builder's errors."""
+meaning), on the CPU and, with a GPU, on CUDA (lowered to graph ops), PTX for the GPU
+without one, capacity programs, gradients against finite differences, and the builder's
+errors."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ import numpy as np
 import pytest
 
 from targets import gpu_ptx
-from test_gpu import needs_ptx_tools
+from test_gpu import needs_gpu, needs_ptx_tools
 
 import strata
 from strata import ops, vsla
 from strata.transforms.vsla_to_graph import LowerVslaToGraphPass, twiddles
 from strata.targets.passes import run_pipeline
 
-TARGETS = ["reference", "cpu"]
+TARGETS = ["reference", "cpu", pytest.param("cuda", marks=needs_gpu)]
 TOLERANCE = {np.float64: dict(rtol=1e-12, atol=1e-12), np.float32: dict(rtol=1e-5, atol=1e-5)}
 
 
@@ -284,8 +285,9 @@ def every_op(a, b):
             vsla.sum(vsla.window(a, 3), 1), vsla.hadamard(a, vsla.tanh(b)))  # fmt: skip
 
 
-def test_one_program_runs_every_logical_shape_within_its_capacities():
-    program = vsla.compile(every_op, capacities=[(16,), (9,)], dtype="f64")
+@pytest.mark.parametrize("target", TARGETS)
+def test_one_program_runs_every_logical_shape_within_its_capacities(target):
+    program = vsla.compile(every_op, capacities=[(16,), (9,)], dtype="f64", target=target)
     executable, buffers = program.executable, [id(b) for b in program.buffers + program.extras]
     rng = np.random.default_rng(6)
     for m, n in [(16, 9), (3, 2), (1, 1), (0, 4), (7, 9), (16, 0), (5, 5)]:  # big, then smaller: the slack is reused
