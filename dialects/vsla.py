@@ -26,8 +26,9 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, TensorType
-from xdsl.ir import Dialect
+from xdsl.ir import Dialect, Operation, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, var_operand_def
+from xdsl.utils.exceptions import VerifyException
 
 from strata.dialects.graph_base import PureGraphOp, ShapeError, require_float, shape_of, tensor
 
@@ -71,7 +72,42 @@ class VslaOp(PureGraphOp):
     and builder), a dialect of its own."""
 
 
-class AmbientBinaryOp(VslaOp):
+MODEL_DEPTH = 64
+"""How far up a value's producers semiring_model looks."""
+
+
+def semiring_model(value: SSAValue) -> tuple[str, Operation] | None:
+    """(model, producer) of the semiring product `value` derives from through ambient,
+    scale, unary and stack ops, or None (an argument, a reduction, a window, a graph op)."""
+    pending, seen = [value], 0
+    while pending and seen < MODEL_DEPTH:
+        owner = pending.pop().owner
+        seen += 1
+        if isinstance(owner, SemiringOp):
+            return owner.MODEL, owner
+        if isinstance(owner, AmbientBinaryOp | ScaleOp | UnaryOp | StackOp):
+            pending.extend(owner.operands)
+    return None
+
+
+class ModelConsistent(VslaOp):
+    """An op whose operands must not come from different semirings (Model A and Model B
+    values do not mix)."""
+
+    MODEL: ClassVar[str] = ""
+
+    def verify_(self) -> None:
+        super().verify_()
+        models = {m[0]: m[1] for m in map(semiring_model, self.operands) if m is not None}
+        if self.MODEL:
+            models.setdefault(self.MODEL, self)
+        if len(models) > 1:
+            (a, a_op), (b, b_op) = sorted(models.items())
+            raise VerifyException(f"'{self.name}': mixes Model {a} (from {a_op.name}) and Model {b} "
+                                  f"(from {b_op.name}) values: one program multiplies in one semiring")
+
+
+class AmbientBinaryOp(ModelConsistent):
     """(lhs, rhs) of one rank and element type -> their ambient shape."""
 
     lhs = operand_def(TensorType)
@@ -142,14 +178,13 @@ class ScaleOp(VslaOp):
         return operand_types[0]
 
 
-class SemiringOp(VslaOp):
+class SemiringOp(ModelConsistent):
     """A semiring product of two vectors (rank 1) of one element type."""
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
     OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("lhs", "rhs")
-    MODEL: ClassVar[str] = ""
 
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 

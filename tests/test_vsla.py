@@ -102,6 +102,15 @@ def test_fft_plans_are_cached_by_length():
     assert after.hits + after.misses - before.hits - before.misses == 8
 
 
+def test_auto_takes_the_fft_for_a_short_kernel_over_a_long_signal():
+    g = strata.Graph("f")
+    g.output(vsla.conv(g.input("kernel", (8,), "f64"), g.input("signal", (600000,), "f64")))  # 8 x 600008 > 2^22
+    module = g.build()
+    run_pipeline(module, "lower-vsla-to-graph")
+    names = {op.name for op in module.walk()}
+    assert "graph.reduce_sum" not in names and "graph.concat" in names  # FFT stages, no outer product
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_empty_operands(target):
     results = run(

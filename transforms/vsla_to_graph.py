@@ -21,7 +21,8 @@ autodiff, memory planning and every target apply to variable-shape programs.
   order (each halves, so the inverse is scaled by 1/L), which also undo the bit reversal.
   Twiddle tables are computed once per L (`twiddles`, an lru_cache) and emitted once per
   function and L. "auto" takes the FFT when the shorter operand has at least
-  `fft_threshold` elements (benchmarks/vsla_conv.py measures the crossover).
+  `fft_threshold` elements (benchmarks/vsla_conv.py measures the crossover) or the direct
+  path's outer product would pass DIRECT_MAX_ELEMENTS.
 - **stack** zero-extends each input to the ambient shape and concatenates along a new
   leading axis; **window** is a reshape (after dropping the incomplete last window);
   **sum** and **mean** accumulate in f64; the unary ops are their graph namesakes.
@@ -46,6 +47,9 @@ from strata.transforms.vjp_context import GraphEmitter
 
 RUNTIME_INPUTS = "vsla.runtime_inputs"
 FFT_THRESHOLD = 512
+DIRECT_MAX_ELEMENTS = 1 << 22
+""""auto" never materializes a direct convolution's p x (p + q) outer product past this
+many elements (32 MiB of f64): a short kernel over a long signal takes the FFT."""
 """The shorter operand's length from which "auto" convolves by FFT."""
 F64 = Float64Type()
 
@@ -224,7 +228,8 @@ class VslaLowering:
             return self.zeros((0,), element)
         method = op.params().get("method", "auto")
         if method == "auto":
-            method = "fft" if min(m, n) >= self.fft_threshold else "direct"
+            p, q = min(m, n), max(m, n)
+            method = "fft" if p >= self.fft_threshold or p * (p + q) > DIRECT_MAX_ELEMENTS else "direct"
         a, b = self.cast(op.lhs, F64), self.cast(op.rhs, F64)
         if method == "fft":  # rounding leaves ~1e-16 in the slack
             return self.cast(self.masked(self.fft_conv(a, b)), element)

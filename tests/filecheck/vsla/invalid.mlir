@@ -113,3 +113,26 @@ func.func @scale_factor(%a: tensor<3xf32>) {
   %0 = vsla.scale %a {factor = 0x7FF0000000000000 : f64} : (tensor<3xf32>) -> tensor<3xf32>
   func.return
 }
+
+// -----
+
+// Model consistency: a Model B value (a Kronecker product, through relu) does not enter a
+// Model A product.
+// CHECK: error: 'vsla.conv': mixes Model A (from vsla.conv) and Model B (from vsla.kron) values: one program multiplies in one semiring
+func.func @models(%a: tensor<3xf32>, %b: tensor<2xf32>) {
+  %0 = vsla.kron %a, %b : (tensor<3xf32>, tensor<2xf32>) -> tensor<6xf32>
+  %1 = vsla.relu %0 : (tensor<6xf32>) -> tensor<6xf32>
+  %2 = vsla.conv %1, %b : (tensor<6xf32>, tensor<2xf32>) -> tensor<7xf32>
+  func.return
+}
+
+// -----
+
+// Nor do the two models meet in an ambient op.
+// CHECK: error: 'vsla.add': mixes Model A (from vsla.conv) and Model B (from vsla.kron) values: one program multiplies in one semiring
+func.func @ambient_models(%a: tensor<3xf32>, %b: tensor<2xf32>) {
+  %0 = vsla.kron %a, %b : (tensor<3xf32>, tensor<2xf32>) -> tensor<6xf32>
+  %1 = vsla.conv %a, %b : (tensor<3xf32>, tensor<2xf32>) -> tensor<4xf32>
+  %2 = vsla.add %0, %1 : (tensor<6xf32>, tensor<4xf32>) -> tensor<6xf32>
+  func.return
+}
