@@ -31,11 +31,11 @@ def lower_elementwise(op: Operation, p: ProgramLowering) -> None:
     inputs = [p.buffer_of(v) for v in op.operands]
     out = p.new_buffer(out_type)
     k = KernelBuilder(p.kernel_name(op), [*inputs, out], grid_of(shape, tile_shape))
-    tiles = load_broadcast(k, op.operands, shape, tile_shape)
+    tiles = load_broadcast(p, k, op.operands, shape, tile_shape)
     result = k.map(tiles, out_type.element_type, lambda block, elements: emit_scalar(op, block, elements))
     out_view = TensorViewType(shape, out_type.element_type, contiguous_strides(shape))
     k.store(result, k.partition(len(inputs), out_view, tile_shape), k.program_ids)
-    p.launch(k, [*inputs, out], same_layout_inputs(op.operands, out_type))
+    p.launch(k, [*inputs, out], same_layout_inputs(op.operands, out_type, p))
     p.bind(op.results[0], out)
 
 
@@ -62,7 +62,7 @@ def lower_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
     inputs = [p.buffer_of(v) for v in op.inputs]
     outputs = [p.new_buffer(r.type) for r in op.outputs]
     k = KernelBuilder(p.kernel_name(op), [*inputs, *outputs], grid_of(shape, tile_shape))
-    tiles = load_broadcast(k, op.inputs, shape, tile_shape)
+    tiles = load_broadcast(p, k, op.inputs, shape, tile_shape)
     for index, (yielded, result) in enumerate(zip(body.last_op.operands, op.outputs)):
 
         def scalar_body(block: Block, elements, yielded=yielded) -> SSAValue:
@@ -73,6 +73,6 @@ def lower_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
         value = k.map(tiles, element, scalar_body)
         view = TensorViewType(shape, element, contiguous_strides(shape))
         k.store(value, k.partition(len(inputs) + index, view, tile_shape), k.program_ids)
-    p.launch(k, [*inputs, *outputs], same_layout_inputs(op.inputs, op.outputs[-1].type))
+    p.launch(k, [*inputs, *outputs], same_layout_inputs(op.inputs, op.outputs[-1].type, p))
     for result, buffer in zip(op.outputs, outputs):
         p.bind(result, buffer)

@@ -1,8 +1,13 @@
 """Tile lowerings of the ops that move data without computing: constants, reshape (the
 same buffer), transpose (a permuted view, absorbed into matmul operands where it can be),
-broadcast_to, slice and concat (copy kernels through strided views)."""
+slice (a view of its operand's buffer, absorbed into the loads of elementwise kernels,
+concat and further slices where every reader takes views: `reads_views`), broadcast_to
+and concat (copy kernels through strided views). Copies read their sources through the
+views too, so a slice of a slice or the concat of slices never copies twice."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from xdsl.ir import SSAValue
 
@@ -10,6 +15,7 @@ from strata.dialects import graph
 from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import register_tile_lowering
 from strata.dialects.tile_types import TensorViewType
+from strata.lowering.graph_to_tile.elementwise import ELEMENTWISE_OPS
 from strata.lowering.graph_to_tile.program import ProgramLowering, copy_kernel, into_new_buffer, logical_shape
 from strata.lowering.tile_builder import broadcast_strides, contiguous_strides
 
@@ -19,10 +25,54 @@ def lower_constant(op: graph.ConstantOp, p: ProgramLowering) -> None:
     p.bind(op.result, p.new_buffer(op.result.type, init=op.value))
 
 
+def reads_views(value: SSAValue) -> bool:
+    """Whether every use of `value` reads it through a strided view, so that a slice (or a
+    reshape of one) need not be copied: elementwise ops and groups of them (their loads
+    take any strides and offset), concat and slice (copies through views) and reshape
+    (which keeps the view where it can, else copies)."""
+    for use in value.uses:
+        user = use.operation
+        if isinstance(user, graph.FusedOp):
+            body = user.body.block
+            if isinstance(body.first_op, graph.MatmulOp) or not all(
+                isinstance(member, graph.ElementwiseOp | graph.YieldOp) for member in body.ops
+            ):
+                return False
+        elif not isinstance(user, (*ELEMENTWISE_OPS, graph.ConcatOp, graph.SliceOp, graph.ReshapeOp)):
+            return False
+    return True
+
+
+def reshaped_strides(view: TensorViewType, shape: Sequence[int]) -> tuple[int, ...] | None:
+    """Strides reading `view`'s elements in row-major order as `shape`, where one view does:
+    a contiguous view, or one whose reshape only adds or drops axes of size 1."""
+    if view.get_strides() == contiguous_strides(view.get_shape()):
+        return contiguous_strides(shape)
+    kept = [(d, st) for d, st in zip(view.get_shape(), view.get_strides()) if d != 1]
+    if [d for d, _ in kept] != [d for d in shape if d != 1]:
+        return None
+    strides = iter(st for _, st in kept)
+    return tuple(0 if d == 1 else next(strides) for d in shape)
+
+
 @register_tile_lowering(graph.ReshapeOp)
 def lower_reshape(op: graph.ReshapeOp, p: ProgramLowering) -> None:
-    """Row-major buffers are flat: a reshape is the same buffer (zero copy)."""
-    p.bind(op.result, p.buffer_of(op.x))
+    """Row-major buffers are flat: a reshape is the same buffer (zero copy). A reshape of
+    a view (an absorbed slice) is a view too where reshaped_strides finds one and the
+    result's readers take views; otherwise the view is copied out first."""
+    if not p.is_view(op.x):
+        p.bind(op.result, p.buffer_of(op.x))
+        return
+    view = p.view_of(op.x)
+    shape = logical_shape(op.result.type)
+    strides = reshaped_strides(view, shape)
+    if strides is not None and reads_views(op.result):
+        p.bind_view(op.result, p.buffer_of(op.x), strides, view.offset.data)
+        return
+    copied = p.new_buffer(op.x.type)
+    contiguous = TensorViewType(view.get_shape(), view.element_type, contiguous_strides(view.get_shape()))
+    copy_kernel(op, p, p.buffer_of(op.x), view, copied, contiguous)
+    p.bind(op.result, copied)
 
 
 def read_only_as_matmul_operand(value: SSAValue) -> bool:
@@ -52,25 +102,32 @@ def lower_transpose(op: graph.TransposeOp, p: ProgramLowering) -> None:
         p.bind(op.result, p.buffer_of(op.x))
         p.strides[op.result] = tuple(source_strides[a] for a in permutation)
         return
-    strides = contiguous_strides(shape_of(op.x.type))
+    source = p.view_of(op.x)
     shape = logical_shape(op.result.type)
-    permuted = tuple(strides[a] for a in permutation) or (0,)
-    into_new_buffer(op, p, TensorViewType(shape, op.x.type.element_type, permuted))
+    permuted = tuple(source.get_strides()[a] for a in permutation) or (0,)
+    into_new_buffer(op, p, TensorViewType(shape, op.x.type.element_type, permuted, source.offset.data))
 
 
 @register_tile_lowering(graph.BroadcastToOp)
 def lower_broadcast_to(op: graph.BroadcastToOp, p: ProgramLowering) -> None:
     shape = logical_shape(op.result.type)
-    strides = broadcast_strides(shape_of(op.x.type), shape)
-    into_new_buffer(op, p, TensorViewType(shape, op.x.type.element_type, strides))
+    source = p.view_of(op.x)
+    strides = broadcast_strides(shape_of(op.x.type), shape, source.get_strides() if shape_of(op.x.type) else None)
+    into_new_buffer(op, p, TensorViewType(shape, op.x.type.element_type, strides, source.offset.data))
 
 
 @register_tile_lowering(graph.SliceOp)
 def lower_slice(op: graph.SliceOp, p: ProgramLowering) -> None:
+    """A view of x's buffer (no copy) when every reader of the result takes views, else a
+    copy through that view."""
     params = op.params()
-    strides = contiguous_strides(shape_of(op.x.type))
-    offset = sum(s * st for s, st in zip(params["starts"], strides))
+    source = p.view_of(op.x)
+    strides = source.get_strides() if shape_of(op.x.type) else ()
+    offset = source.offset.data + sum(s * st for s, st in zip(params["starts"], strides))
     view_strides = tuple(step * st for step, st in zip(params["steps"], strides)) or (0,)
+    if shape_of(op.result.type) and reads_views(op.result):
+        p.bind_view(op.result, p.buffer_of(op.x), view_strides, offset)
+        return
     view = TensorViewType(logical_shape(op.result.type), op.x.type.element_type, view_strides, offset)
     into_new_buffer(op, p, view)
 
@@ -86,7 +143,7 @@ def lower_concat(op: graph.ConcatOp, p: ProgramLowering) -> None:
     for value in op.inputs:
         shape = shape_of(value.type)
         if shape[axis]:
-            source_view = TensorViewType(shape, value.type.element_type, contiguous_strides(shape))
+            source_view = p.view_of(value)
             target_view = TensorViewType(shape, out_type.element_type, out_strides, start * out_strides[axis])
             copy_kernel(op, p, p.buffer_of(value), source_view, out, target_view)
         start += shape[axis]

@@ -54,7 +54,9 @@ class ProgramLowering:
     cost: TileCostModel
     buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
     strides: dict[SSAValue, tuple[int, ...]] = field(default_factory=dict)
-    """Values bound to a non-contiguous view of their buffer (absorbed transposes)."""
+    """Values bound to a non-contiguous view of their buffer (absorbed transposes and slices)."""
+    offsets: dict[SSAValue, int] = field(default_factory=dict)
+    """Values bound to a view starting past their buffer's first element (absorbed slices)."""
     kernels: int = 0
 
     def buffer_of(self, value: SSAValue) -> SSAValue:
@@ -66,6 +68,21 @@ class ProgramLowering:
 
     def bind(self, value: SSAValue, buffer: SSAValue) -> None:
         self.buffers[value] = buffer
+
+    def view_of(self, value: SSAValue) -> TensorViewType:
+        """How `value` lies in its buffer: its shape, element strides and offset."""
+        shape = logical_shape(value.type)
+        strides = self.strides.get(value, contiguous_strides(shape))
+        return TensorViewType(shape, value.type.element_type, strides, self.offsets.get(value, 0))
+
+    def is_view(self, value: SSAValue) -> bool:
+        """Whether `value` is bound to a part of a buffer it shares (not laid out contiguously from its start)."""
+        return value in self.offsets or value in self.strides
+
+    def bind_view(self, value: SSAValue, buffer: SSAValue, strides: Sequence[int], offset: int) -> None:
+        self.buffers[value] = buffer
+        self.strides[value] = tuple(strides)
+        self.offsets[value] = offset
 
     def new_buffer(self, t: TensorType, init=None) -> SSAValue:
         op = tile.BufferOp(flat_buffer_type(shape_of(t), t.element_type), init)
@@ -100,22 +117,27 @@ class ProgramLowering:
         return buffer
 
 
-def load_broadcast(k: KernelBuilder, operands: Sequence[SSAValue], shape, tile_shape) -> list[SSAValue]:
+def load_broadcast(p: ProgramLowering, k: KernelBuilder, operands: Sequence[SSAValue], shape, tile_shape) -> list[SSAValue]:
     """The kernel's first arguments (one per operand) loaded as tiles of the result's
-    shape, broadcast by stride-0 views, at the kernel's grid position."""
+    shape, broadcast by stride-0 views, at the kernel's grid position; an operand bound to
+    a view of a shared buffer (an absorbed slice) is read through it."""
     tiles = []
     for i, v in enumerate(operands):
-        view = TensorViewType(shape, v.type.element_type, broadcast_strides(shape_of(v.type), shape))
+        own = p.view_of(v)
+        strides = broadcast_strides(shape_of(v.type), shape, own.get_strides() if shape_of(v.type) else None)
+        view = TensorViewType(shape, v.type.element_type, strides, own.offset.data)
         tiles.append(k.load(k.partition(i, view, tile_shape), k.program_ids))
     return tiles
 
 
-def same_layout_inputs(operands: Sequence[SSAValue], out_type: TensorType) -> list[int]:
-    """Operands laid out exactly like the result (same shape and element size)."""
+def same_layout_inputs(operands: Sequence[SSAValue], out_type: TensorType, p: ProgramLowering | None = None) -> list[int]:
+    """Operands laid out exactly like the result (same shape and element size, their own
+    buffer from its start)."""
     size = element_bytes(out_type.element_type)
     return [
         i for i, v in enumerate(operands)
         if shape_of(v.type) == shape_of(out_type) and element_bytes(v.type.element_type) == size
+        and not (p is not None and p.is_view(v))
     ]  # fmt: skip
 
 

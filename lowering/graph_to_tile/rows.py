@@ -458,6 +458,6 @@ def lower_row_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
         ]
         normalize_rows(row, x_of, [lambda c, q=q: row.load(q, c) for q in params], write,
                        centered=isinstance(anchor, graph.LayerNormOp), eps=anchor.params()["epsilon"])
-    p.launch(k, [*inputs, *outputs], same_layout_inputs(op.inputs, op.outputs[-1].type))
+    p.launch(k, [*inputs, *outputs], same_layout_inputs(op.inputs, op.outputs[-1].type, p))
     for result, buffer in zip(op.outputs, outputs):
         p.bind(result, buffer)
