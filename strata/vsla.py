@@ -12,7 +12,9 @@ zero extension are the same element of the algebra), fills the inputs that carry
 call's logical shapes (masks, the Kronecker gather index, mean divisors; see
 transforms/vsla_to_graph.py), runs, and returns each result as a view of its logical part.
 Logical shapes come from the vsla ops' own shape rules, evaluated on the host per call.
-Nothing is allocated per call: every buffer is bound at compile time.
+Nothing is recompiled or re-planned per call, and the input and runtime-input buffers are
+bound at compile time and filled in place; the results arrive, as every compiled
+program's do, in the runtime's results arena of that call.
 """
 
 from __future__ import annotations
@@ -61,6 +63,9 @@ class CapacityProgram:
         extra_types = [a.type for a in lowered_function.body.block.args[len(self.arguments):]]
         self.buffers = [np.zeros(c, tensor_dtype(a.type)) for c, a in zip(self.capacities, self.arguments)]
         self.extras = [np.zeros(shape_of(t), tensor_dtype(t)) for t in extra_types]
+        largest = max((e.size for (kind, _), e in zip(self.runtime_inputs, self.extras) if kind == "kron_index"), default=0)
+        self.positions, self.scratch = np.arange(largest, dtype=np.int64), np.zeros(largest, np.int64)
+        """0, 1, 2, ... and room for the Kronecker gather indices: computed in place per call."""
         self.executable = compile_module(lowered, target=target)
 
     def logical_shapes(self, shapes: Sequence[tuple[int, ...]]) -> dict:
@@ -82,10 +87,13 @@ class CapacityProgram:
                 extra[...] = 1.0 / extent if extent else 0.0
             else:  # kron_index: element i·n + j of the product is i·N + j of the outer product
                 (m,), (n,) = known[op.lhs], known[op.rhs]
-                capacity = shape_of(op.rhs.type)[0]
                 extra[...] = extra.size  # the zero past the outer product's end
-                positions = np.arange(m * n)
-                extra[: m * n] = positions // n * capacity + positions % n if n else 0
+                if m * n:
+                    target, positions, column = extra[: m * n], self.positions[: m * n], self.scratch[: m * n]
+                    np.floor_divide(positions, n, out=target)
+                    target *= shape_of(op.rhs.type)[0]
+                    np.remainder(positions, n, out=column)
+                    target += column
 
     def __call__(self, *arrays: object) -> tuple[np.ndarray, ...]:
         if len(arrays) != len(self.buffers):

@@ -329,3 +329,16 @@ def test_capacity_errors():
         program(np.ones((1, 1)), np.ones(1))
     with pytest.raises(strata.BuildError, match="vsla ops only, not graph.relu"):
         vsla.compile(lambda a: ops.relu(a), capacities=[(4,)])
+
+
+def test_repeated_runs_are_bit_identical():
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal(700), rng.standard_normal(600)
+    g = strata.Graph("f")
+    x, y = g.input("a", (700,), "f64"), g.input("b", (600,), "f64")
+    g.output(vsla.conv(x, y), vsla.mean(vsla.stack([x, y]), 0))
+    exe = strata.compile(g.build(), target="cpu")
+    first = exe(a, b)
+    for _ in range(3):
+        for again, reference in zip(exe(a, b), first):
+            assert again.tobytes() == reference.tobytes()
