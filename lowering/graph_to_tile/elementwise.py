@@ -11,12 +11,12 @@ from xdsl.ir import Block, Operation, SSAValue
 from strata.dialects import graph
 from strata.dialects.graph_fused import fusible
 from strata.dialects.opinfo import register_tile_lowering
-from strata.dialects.tile_types import TensorViewType, element_bytes
+from strata.dialects.tile_types import element_bytes
 from strata.lowering.graph_to_tile.matmul import lower_matmul_epilogue
 from strata.lowering.graph_to_tile.program import ProgramLowering, load_broadcast, logical_shape, same_layout_inputs
 from strata.lowering.graph_to_tile.rows import lower_row_fused
 from strata.lowering.scalar_rules import emit_members, emit_scalar
-from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, grid_of
+from strata.lowering.tile_builder import KernelBuilder, grid_of
 
 
 ELEMENTWISE_OPS = tuple(op for op in graph.GRAPH_OPS if fusible(op))
@@ -29,14 +29,12 @@ def lower_elementwise(op: Operation, p: ProgramLowering) -> None:
     shape = logical_shape(out_type)
     tile_shape = p.cost.elementwise_tile(shape, out_type.element_type)
     inputs = [p.buffer_of(v) for v in op.operands]
-    out = p.new_buffer(out_type)
+    out, out_view = p.result_buffer(op.results[0])
     k = KernelBuilder(p.kernel_name(op), [*inputs, out], grid_of(shape, tile_shape))
     tiles = load_broadcast(p, k, op.operands, shape, tile_shape)
     result = k.map(tiles, out_type.element_type, lambda block, elements: emit_scalar(op, block, elements))
-    out_view = TensorViewType(shape, out_type.element_type, contiguous_strides(shape))
     k.store(result, k.partition(len(inputs), out_view, tile_shape), k.program_ids)
-    p.launch(k, [*inputs, out], same_layout_inputs(op.operands, out_type, p))
-    p.bind(op.results[0], out)
+    p.launch(k, [*inputs, out], same_layout_inputs(op.operands, out_type, p, op.results))
 
 
 @register_tile_lowering(graph.FusedOp)
@@ -60,7 +58,7 @@ def lower_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
     widest = max((v.type.element_type for v in (*op.inputs, *op.outputs)), key=element_bytes)
     tile_shape = p.cost.elementwise_tile(shape, widest, tiles=len(op.inputs) + len(op.outputs))
     inputs = [p.buffer_of(v) for v in op.inputs]
-    outputs = [p.new_buffer(r.type) for r in op.outputs]
+    outputs, views = zip(*(p.result_buffer(r) for r in op.outputs))
     k = KernelBuilder(p.kernel_name(op), [*inputs, *outputs], grid_of(shape, tile_shape))
     tiles = load_broadcast(p, k, op.inputs, shape, tile_shape)
     for index, (yielded, result) in enumerate(zip(body.last_op.operands, op.outputs)):
@@ -69,10 +67,6 @@ def lower_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
             members = list(body.ops)[:-1]  # up to graph.yield
             return emit_members(members, block, dict(zip(body.args, elements)))[yielded]
 
-        element = result.type.element_type
-        value = k.map(tiles, element, scalar_body)
-        view = TensorViewType(shape, element, contiguous_strides(shape))
-        k.store(value, k.partition(len(inputs) + index, view, tile_shape), k.program_ids)
-    p.launch(k, [*inputs, *outputs], same_layout_inputs(op.inputs, op.outputs[-1].type, p))
-    for result, buffer in zip(op.outputs, outputs):
-        p.bind(result, buffer)
+        value = k.map(tiles, result.type.element_type, scalar_body)
+        k.store(value, k.partition(len(inputs) + index, views[index], tile_shape), k.program_ids)
+    p.launch(k, [*inputs, *outputs], same_layout_inputs(op.inputs, op.outputs[-1].type, p, op.outputs))

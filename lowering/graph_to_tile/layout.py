@@ -3,7 +3,9 @@ same buffer), transpose (a permuted view, absorbed into matmul operands where it
 slice (a view of its operand's buffer, absorbed into the loads of elementwise kernels,
 concat and further slices where every reader takes views: `reads_views`), broadcast_to
 and concat (copy kernels through strided views). Copies read their sources through the
-views too, so a slice of a slice or the concat of slices never copies twice."""
+views too, so a slice of a slice or the concat of slices never copies twice. A concat
+input that a kernel computes for the concat alone is computed into its region of the
+concat's output (`place_concat_inputs`), and the concat copies only the others."""
 
 from __future__ import annotations
 
@@ -132,19 +134,63 @@ def lower_slice(op: graph.SliceOp, p: ProgramLowering) -> None:
     into_new_buffer(op, p, view)
 
 
-@register_tile_lowering(graph.ConcatOp)
-def lower_concat(op: graph.ConcatOp, p: ProgramLowering) -> None:
-    out_type = op.result.type
-    out_shape = shape_of(out_type)
+def input_regions(op: graph.ConcatOp):
+    """(input, its region of the concat's output as a view) per input."""
+    out_shape = shape_of(op.result.type)
     axis = op.params()["axis"] % len(out_shape)
     out_strides = contiguous_strides(out_shape)
-    out = p.new_buffer(out_type)
     start = 0
     for value in op.inputs:
         shape = shape_of(value.type)
-        if shape[axis]:
-            source_view = p.view_of(value)
-            target_view = TensorViewType(shape, out_type.element_type, out_strides, start * out_strides[axis])
-            copy_kernel(op, p, p.buffer_of(value), source_view, out, target_view)
+        yield value, TensorViewType(shape, op.result.type.element_type, out_strides, start * out_strides[axis])
         start += shape[axis]
+
+
+def computes_into_buffers(value: SSAValue) -> bool:
+    """Whether `value` is the result of a kernel that writes it through any view: an
+    elementwise op or group, or a copy (transpose, broadcast_to)."""
+    owner = value.owner
+    if isinstance(owner, graph.FusedOp):
+        body = owner.body.block
+        return not isinstance(body.first_op, graph.MatmulOp) and all(
+            isinstance(member, graph.ElementwiseOp | graph.YieldOp) for member in body.ops
+        )
+    return isinstance(owner, (*ELEMENTWISE_OPS, graph.TransposeOp, graph.BroadcastToOp))
+
+
+def place_concat_inputs(function, p: ProgramLowering) -> None:
+    """Concat inputs computed by a kernel for the concat alone (directly, or through a
+    reshape that keeps their layout) are computed straight into their region of its
+    output, so the concat copies nothing for them (ProgramLowering.placements)."""
+    for op in function.body.block.ops:
+        if not isinstance(op, graph.ConcatOp):
+            continue
+        for value, region in input_regions(op):
+            if not region.get_shape() or 0 in region.get_shape() or not value.has_one_use():
+                continue
+            producer, strides = value, region.get_strides()
+            if isinstance(value.owner, graph.ReshapeOp) and value.owner.x.has_one_use():
+                producer = value.owner.x
+                strides = reshaped_strides(region, logical_shape(producer.type))
+            if strides is not None and producer not in p.placements and computes_into_buffers(producer):
+                p.placements[producer] = (op, tuple(strides), region.offset.data)
+
+
+def same_region(a: TensorViewType, b: TensorViewType) -> bool:
+    """Whether two views of one buffer cover the same elements in the same order (strides
+    of size-1 axes do not matter)."""
+    return a.get_shape() == b.get_shape() and a.offset.data == b.offset.data and all(
+        d == 1 or x == y for d, x, y in zip(a.get_shape(), a.get_strides(), b.get_strides())
+    )
+
+
+@register_tile_lowering(graph.ConcatOp)
+def lower_concat(op: graph.ConcatOp, p: ProgramLowering) -> None:
+    """Copies of the inputs into their regions of the output, except those computed there
+    already (place_concat_inputs)."""
+    out = p.concat_buffer(op)
+    for value, region in input_regions(op):
+        if 0 in region.get_shape() or (p.buffer_of(value) is out and same_region(p.view_of(value), region)):
+            continue
+        copy_kernel(op, p, p.buffer_of(value), p.view_of(value), out, region)
     p.bind(op.result, out)

@@ -35,6 +35,7 @@ from xdsl.passes import ModulePass
 
 # Imported for their registrations in the op registry.
 from strata.lowering.graph_to_tile import attention, elementwise, indexed, layout, matmul, reductions, rows  # noqa: F401
+from strata.lowering.graph_to_tile.layout import place_concat_inputs
 from strata.lowering.graph_to_tile.program import is_graph_function, lower_function
 from strata.lowering.tile_builder import TileCostModel
 
@@ -66,6 +67,6 @@ class LowerGraphToTilePass(ModulePass):
             self.matmul_16bit_n, self.flash_attention, self.fused_attention,
         )
         for function in [f for f in op.ops if is_graph_function(f)]:
-            program = lower_function(function, op, cost)
+            program = lower_function(function, op, cost, place_concat_inputs)
             op.body.block.insert_op_after(program, function)
             op.body.block.erase_op(function)

@@ -10,7 +10,7 @@ An op without a lowering is reported, never skipped.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
@@ -57,6 +57,10 @@ class ProgramLowering:
     """Values bound to a non-contiguous view of their buffer (absorbed transposes and slices)."""
     offsets: dict[SSAValue, int] = field(default_factory=dict)
     """Values bound to a view starting past their buffer's first element (absorbed slices)."""
+    placements: dict[SSAValue, tuple[Operation, tuple[int, ...], int]] = field(default_factory=dict)
+    """Results to compute straight into their region of a concat's output: value -> (the
+    concat, strides, offset) (layout.place_concat_inputs)."""
+    concat_buffers: dict[Operation, SSAValue] = field(default_factory=dict)
     kernels: int = 0
 
     def buffer_of(self, value: SSAValue) -> SSAValue:
@@ -83,6 +87,25 @@ class ProgramLowering:
         self.buffers[value] = buffer
         self.strides[value] = tuple(strides)
         self.offsets[value] = offset
+
+    def concat_buffer(self, concat: Operation) -> SSAValue:
+        """The output buffer of a concat, created by the first of its inputs placed in it."""
+        if concat not in self.concat_buffers:
+            self.concat_buffers[concat] = self.new_buffer(concat.results[0].type)
+        return self.concat_buffers[concat]
+
+    def result_buffer(self, value: SSAValue) -> tuple[SSAValue, TensorViewType]:
+        """Where a kernel writes result `value`, bound: a new buffer, or its region of a
+        concat's output when it is placed there."""
+        shape = logical_shape(value.type)
+        if value in self.placements:
+            concat, strides, offset = self.placements[value]
+            buffer = self.concat_buffer(concat)
+            self.bind_view(value, buffer, strides, offset)
+            return buffer, TensorViewType(shape, value.type.element_type, strides, offset)
+        buffer = self.new_buffer(value.type)
+        self.bind(value, buffer)
+        return buffer, TensorViewType(shape, value.type.element_type, contiguous_strides(shape))
 
     def new_buffer(self, t: TensorType, init=None) -> SSAValue:
         op = tile.BufferOp(flat_buffer_type(shape_of(t), t.element_type), init)
@@ -130,9 +153,12 @@ def load_broadcast(p: ProgramLowering, k: KernelBuilder, operands: Sequence[SSAV
     return tiles
 
 
-def same_layout_inputs(operands: Sequence[SSAValue], out_type: TensorType, p: ProgramLowering | None = None) -> list[int]:
+def same_layout_inputs(operands: Sequence[SSAValue], out_type: TensorType, p: ProgramLowering | None = None,
+                       results: Sequence[SSAValue] = ()) -> list[int]:
     """Operands laid out exactly like the result (same shape and element size, their own
-    buffer from its start)."""
+    buffer from its start); none when a result is written into a concat's output."""
+    if p is not None and any(r in p.placements for r in results):
+        return []
     size = element_bytes(out_type.element_type)
     return [
         i for i, v in enumerate(operands)
@@ -155,15 +181,17 @@ def copy_kernel(
 
 
 def into_new_buffer(op: Operation, p: ProgramLowering, source_view: TensorViewType) -> None:
-    out_type = op.results[0].type
-    out = p.new_buffer(out_type)
-    shape = logical_shape(out_type)
-    target_view = TensorViewType(shape, out_type.element_type, contiguous_strides(shape))
-    copy_kernel(op, p, p.buffer_of(op.operands[0]), source_view, out, target_view)
-    p.bind(op.results[0], out)
+    """A copy of `source_view` of the op's operand as its result (in a new buffer, or in
+    its region of a concat's output)."""
+    source = p.buffer_of(op.operands[0])
+    out, target_view = p.result_buffer(op.results[0])
+    copy_kernel(op, p, source, source_view, out, target_view)
 
 
-def lower_function(function: func.FuncOp, module: ModuleOp, cost: TileCostModel) -> func.FuncOp:
+def lower_function(function: func.FuncOp, module: ModuleOp, cost: TileCostModel,
+                   prepare: Callable[[func.FuncOp, ProgramLowering], None] | None = None) -> func.FuncOp:
+    """The tile program of a graph function; `prepare` sees the function and the lowering
+    state first (layout.place_concat_inputs)."""
     name = function.sym_name.data
     arg_types = [flat_buffer_type(shape_of(t), t.element_type) for t in function.function_type.inputs.data]
     result_types = [flat_buffer_type(shape_of(t), t.element_type) for t in function.function_type.outputs.data]
@@ -172,6 +200,8 @@ def lower_function(function: func.FuncOp, module: ModuleOp, cost: TileCostModel)
     for old, new in zip(function.body.block.args, body.args):
         new.name_hint = old.name_hint
         p.bind(old, new)
+    if prepare is not None:
+        prepare(function, p)
     for op in function.body.block.ops:
         if isinstance(op, func.ReturnOp):
             body.add_op(func.ReturnOp(*(p.buffer_of(v) for v in op.arguments)))
