@@ -107,6 +107,16 @@ class ModelConsistent(VslaOp):
                                   f"(from {b_op.name}) values: one program multiplies in one semiring")
 
 
+class OneOperandOp(VslaOp):
+    """An op on one tensor x."""
+
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x",)
+
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+
 class AmbientBinaryOp(ModelConsistent):
     """(lhs, rhs) of one rank and element type -> their ambient shape."""
 
@@ -156,19 +166,14 @@ class HadamardOp(AmbientBinaryOp):
 
 
 @irdl_op_definition
-class ScaleOp(VslaOp):
+class ScaleOp(OneOperandOp):
     """x · factor.
 
     `%y = vsla.scale %x {factor = 2.5 : f64} : (tensor<3xf32>) -> tensor<3xf32>`
     """
 
     name = "vsla.scale"
-    x = operand_def(TensorType)
-    result = result_def(TensorType)
     factor = prop_def(FloatAttr)
-    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x",)
-
-    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
     @classmethod
     def infer_result_type(cls, operand_types, factor=1.0, **params):
@@ -261,7 +266,7 @@ class StackOp(VslaOp):
 
 
 @irdl_op_definition
-class WindowOp(VslaOp):
+class WindowOp(OneOperandOp):
     """A stream (the leading axis, N items) grouped into N // size windows of `size`
     consecutive items, each window stacked: [N // size, size, item...]. Items past the last
     whole window are dropped. A window of windows is a level of a tensor pyramid.
@@ -270,12 +275,7 @@ class WindowOp(VslaOp):
     """
 
     name = "vsla.window"
-    x = operand_def(TensorType)
-    result = result_def(TensorType)
     size = prop_def(IntegerAttr)
-    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x",)
-
-    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
     @classmethod
     def infer_result_type(cls, operand_types, size=1, **params):
@@ -286,15 +286,10 @@ class WindowOp(VslaOp):
         return tensor((count // size, size, *item), operand_types[0].element_type)
 
 
-class ReduceOp(VslaOp):
+class ReduceOp(OneOperandOp):
     """x reduced along `axis` (negative counts from the end): rank - 1, at least 1."""
 
-    x = operand_def(TensorType)
-    result = result_def(TensorType)
     axis = prop_def(IntegerAttr)
-    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x",)
-
-    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
     @classmethod
     def infer_result_type(cls, operand_types, axis=0, **params):
@@ -328,14 +323,8 @@ class MeanOp(ReduceOp):
     name = "vsla.mean"
 
 
-class UnaryOp(VslaOp):
+class UnaryOp(OneOperandOp):
     """x -> f(x) on the logical elements, same type."""
-
-    x = operand_def(TensorType)
-    result = result_def(TensorType)
-    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x",)
-
-    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
     @classmethod
     def infer_result_type(cls, operand_types, **params):
