@@ -3,13 +3,18 @@ autodiff, memory planning and every target apply to variable-shape programs.
 
     %y = vsla.add %a, %b : (tensor<3xf32>, tensor<2xf32>) -> tensor<3xf32>
   becomes
-    %z = graph.broadcast_to %zero : (tensor<f32>) -> tensor<1xf32>
-    %e = graph.concat %b, %z {axis = 0 : i64} : (tensor<2xf32>, tensor<1xf32>) -> tensor<3xf32>
-    %y = graph.add %a, %e : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    %h = graph.slice %a {starts = [0], limits = [2], steps = [1]} : (tensor<3xf32>) -> tensor<2xf32>
+    %s = graph.add %h, %b : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %t = graph.slice %a {starts = [2], limits = [3], steps = [1]} : (tensor<3xf32>) -> tensor<1xf32>
+    %y = graph.concat %s, %t {axis = 0 : i64} : (tensor<2xf32>, tensor<1xf32>) -> tensor<3xf32>
 
-- **Ambient promotion** zero-extends an operand axis by axis (a concat with zeros); an
-  operand already at the ambient shape is used as it is. The Hadamard product multiplies
-  only the common part and extends the product.
+- **Ambient promotion** pads neither operand: a sum is split along each axis where the
+  extents differ into the common part (summed, recursively) and the longer operand's tail
+  (negated when it is a subtracted one), concatenated; zeros are written only where
+  neither operand reaches. Slices are views and the concat's parts are computed in place
+  (lower-graph-to-tile), so each operand is read once and the result written once. The
+  Hadamard product multiplies the common part and extends it with zeros; stack extends
+  each input with zeros.
 - **Kronecker** (Model B) is the outer product by broadcasting, flattened: [m, 1] · [1, n].
 - **Convolution** (Model A) runs in f64 and rounds once. *Direct*: the outer product P of
   the shorter operand (p) and the longer (q), each row i shifted right by i by a reshape of
@@ -255,8 +260,35 @@ class VslaLowering:
             common = tuple(min(a, b) for a, b in zip(shape_of(op.lhs.type), shape_of(op.rhs.type)))
             product = self.emit(graph.MulOp, [self.leading(op.lhs, common), self.leading(op.rhs, common)])
             return self.zero_extend(product, shape)
-        graph_op = graph.AddOp if isinstance(op, vsla.AddOp) else graph.SubOp
-        return self.emit(graph_op, [self.zero_extend(op.lhs, shape), self.zero_extend(op.rhs, shape)])
+        return self.ambient_sum(op.lhs, op.rhs, isinstance(op, vsla.SubOp), 0)
+
+    def ambient_sum(self, a: SSAValue, b: SSAValue, subtract: bool, axis: int) -> SSAValue:
+        """a ± b at the ambient shape from `axis` on, neither operand padded: along each
+        axis the common leading part is a ± b (recursively), the rest the longer operand's
+        tail (negated for a subtracted b), zero-extended only where neither operand reaches."""
+        a_shape, b_shape = shape_of(a.type), shape_of(b.type)
+        if axis == len(a_shape):
+            return self.emit(graph.SubOp if subtract else graph.AddOp, [a, b])
+        if a_shape[axis] == b_shape[axis]:
+            return self.ambient_sum(a, b, subtract, axis + 1)
+        common = min(a_shape[axis], b_shape[axis])
+        longer, sign = (a, False) if a_shape[axis] > b_shape[axis] else (b, subtract)
+        head = self.ambient_sum(self.cut(a, axis, 0, common), self.cut(b, axis, 0, common), subtract, axis + 1)
+        tail = self.cut(longer, axis, common, shape_of(longer.type)[axis])
+        if sign:
+            tail = self.emitter.neg(tail)
+        ambient = [max(x, y) for x, y in zip(a_shape, b_shape)]
+        tail = self.zero_extend(tail, [*shape_of(tail.type)[:axis + 1], *ambient[axis + 1:]])
+        return self.emit(graph.ConcatOp, [head, tail], axis=axis)
+
+    def cut(self, x: SSAValue, axis: int, start: int, limit: int) -> SSAValue:
+        """x[start:limit] along `axis` (a slice, or x itself)."""
+        shape = shape_of(x.type)
+        if (start, limit) == (0, shape[axis]):
+            return x
+        starts, limits = [0] * len(shape), list(shape)
+        starts[axis], limits[axis] = start, limit
+        return self.emit(graph.SliceOp, [x], starts=tuple(starts), limits=tuple(limits), steps=(1,) * len(shape))
 
     def stack(self, op: vsla.StackOp) -> SSAValue:
         item = shape_of(op.result.type)[1:]

@@ -134,16 +134,15 @@ def lower_slice(op: graph.SliceOp, p: ProgramLowering) -> None:
     into_new_buffer(op, p, view)
 
 
-def input_regions(op: graph.ConcatOp):
-    """(input, its region of the concat's output as a view) per input."""
-    out_shape = shape_of(op.result.type)
-    axis = op.params()["axis"] % len(out_shape)
-    out_strides = contiguous_strides(out_shape)
-    start = 0
+def input_regions(op: graph.ConcatOp, output: TensorViewType):
+    """(input, its region of the concat's output as a view) per input, the output laid
+    out as `output`."""
+    axis = op.params()["axis"] % len(output.get_shape())
+    strides, start = output.get_strides(), output.offset.data
     for value in op.inputs:
         shape = shape_of(value.type)
-        yield value, TensorViewType(shape, op.result.type.element_type, out_strides, start * out_strides[axis])
-        start += shape[axis]
+        yield value, TensorViewType(shape, op.result.type.element_type, strides, start)
+        start += shape[axis] * strides[axis]
 
 
 def computes_into_buffers(value: SSAValue) -> bool:
@@ -155,17 +154,19 @@ def computes_into_buffers(value: SSAValue) -> bool:
         return not isinstance(body.first_op, graph.MatmulOp) and all(
             isinstance(member, graph.ElementwiseOp | graph.YieldOp) for member in body.ops
         )
-    return isinstance(owner, (*ELEMENTWISE_OPS, graph.TransposeOp, graph.BroadcastToOp))
+    return isinstance(owner, (*ELEMENTWISE_OPS, graph.TransposeOp, graph.BroadcastToOp, graph.ConcatOp))
 
 
 def place_concat_inputs(function, p: ProgramLowering) -> None:
     """Concat inputs computed by a kernel for the concat alone (directly, or through a
     reshape that keeps their layout) are computed straight into their region of its
-    output, so the concat copies nothing for them (ProgramLowering.placements)."""
-    for op in function.body.block.ops:
-        if not isinstance(op, graph.ConcatOp):
-            continue
-        for value, region in input_regions(op):
+    output, so the concat copies nothing for them (ProgramLowering.placements). A concat
+    placed in another one places its own inputs in the outer output: the concats are
+    visited last first."""
+    for op in reversed([o for o in function.body.block.ops if isinstance(o, graph.ConcatOp)]):
+        owner, strides, offset = p.placements.get(op.result, (op, contiguous_strides(shape_of(op.result.type)), 0))
+        output = TensorViewType(shape_of(op.result.type), op.result.type.element_type, strides, offset)
+        for value, region in input_regions(op, output):
             if not region.get_shape() or 0 in region.get_shape() or not value.has_one_use():
                 continue
             producer, strides = value, region.get_strides()
@@ -173,7 +174,7 @@ def place_concat_inputs(function, p: ProgramLowering) -> None:
                 producer = value.owner.x
                 strides = reshaped_strides(region, logical_shape(producer.type))
             if strides is not None and producer not in p.placements and computes_into_buffers(producer):
-                p.placements[producer] = (op, tuple(strides), region.offset.data)
+                p.placements[producer] = (owner, tuple(strides), region.offset.data)
 
 
 def same_region(a: TensorViewType, b: TensorViewType) -> bool:
@@ -188,9 +189,13 @@ def same_region(a: TensorViewType, b: TensorViewType) -> bool:
 def lower_concat(op: graph.ConcatOp, p: ProgramLowering) -> None:
     """Copies of the inputs into their regions of the output, except those computed there
     already (place_concat_inputs)."""
-    out = p.concat_buffer(op)
-    for value, region in input_regions(op):
+    if op.result in p.placements:
+        out, output = p.result_buffer(op.result)
+    else:
+        out = p.concat_buffer(op)
+        output = TensorViewType(shape_of(op.result.type), op.result.type.element_type, contiguous_strides(shape_of(op.result.type)))
+        p.bind(op.result, out)
+    for value, region in input_regions(op, output):
         if 0 in region.get_shape() or (p.buffer_of(value) is out and same_region(p.view_of(value), region)):
             continue
         copy_kernel(op, p, p.buffer_of(value), p.view_of(value), out, region)
-    p.bind(op.result, out)

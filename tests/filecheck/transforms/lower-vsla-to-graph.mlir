@@ -1,6 +1,6 @@
-// lower-vsla-to-graph: every vsla op becomes graph ops. An operand at the ambient shape is
-// used as it is; a shorter one is zero-extended by a concat with zeros. Hadamard multiplies
-// the common part only. Kron is the broadcast outer product, flattened. Direct convolution
+// lower-vsla-to-graph: every vsla op becomes graph ops. Operands at one shape are added as
+// they are; otherwise the common part is summed and the longer operand's tail appended
+// (no operand padded). Hadamard multiplies the common part only and extends it with zeros. Kron is the broadcast outer product, flattened. Direct convolution
 // (f64) shifts row i of the outer product by i through a reshape of the product extended
 // with zero columns, then sums the rows. FFT convolution (L = 4 here) transforms both
 // operands in log2(L) stages of slices, butterflies with twiddle constants (emitted once
@@ -13,10 +13,11 @@
 // NONE-NOT: vsla.
 
 // CHECK-LABEL: func.func @add(
-// CHECK:         %[[ZERO:.*]] = graph.constant dense<0.000000e+00> : tensor<f32>
-// CHECK-NEXT:    %[[PAD:.*]] = graph.broadcast_to %[[ZERO]] : (tensor<f32>) -> tensor<1xf32>
-// CHECK-NEXT:    %[[B:.*]] = graph.concat %b, %[[PAD]] {axis = 0 : i64} : (tensor<2xf32>, tensor<1xf32>) -> tensor<3xf32>
-// CHECK-NEXT:    graph.add %a, %[[B]] : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK-NOT:     graph.constant
+// CHECK:         %[[HEAD:.*]] = graph.slice %a {starts = array<i64: 0>, limits = array<i64: 2>, steps = array<i64: 1>} : (tensor<3xf32>) -> tensor<2xf32>
+// CHECK-NEXT:    %[[SUM:.*]] = graph.add %[[HEAD]], %b : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+// CHECK-NEXT:    %[[TAIL:.*]] = graph.slice %a {starts = array<i64: 2>, limits = array<i64: 3>, steps = array<i64: 1>} : (tensor<3xf32>) -> tensor<1xf32>
+// CHECK-NEXT:    graph.concat %[[SUM]], %[[TAIL]] {axis = 0 : i64} : (tensor<2xf32>, tensor<1xf32>) -> tensor<3xf32>
 // CHECK-NEXT:    graph.add %a, %c : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
 
 // CHECK-LABEL: func.func @hadamard(
