@@ -7,8 +7,9 @@ maximum, each implicitly zero-extended:
 
     %y = vsla.add %a, %b : (tensor<3xf32>, tensor<2xf32>) -> tensor<3xf32>   // [1,2,3]+[4,5] = [5,7,3]
 
-Two semirings multiply vectors: Model A is the **convolution** (length m + n - 1, direct
-or FFT, commutative) and Model B the **Kronecker product** (length m·n, not commutative).
+Two semirings multiply: Model A is the **convolution** (along the last axis, length
+m + n - 1, direct or FFT, commutative; leading axes a batch) and Model B the **Kronecker
+product** of vectors (length m·n, not commutative).
 `vsla.stack` puts k tensors of one rank side by side at their ambient shape (rank + 1),
 `vsla.window` groups a stream (its leading axis) into windows of `size` (recursive windows
 build tensor pyramids), `vsla.sum` / `vsla.mean` reduce one axis. An empty operand (a zero
@@ -184,7 +185,7 @@ class ScaleOp(OneOperandOp):
 
 
 class SemiringOp(ModelConsistent):
-    """A semiring product of two vectors (rank 1) of one element type."""
+    """A semiring product of two tensors of one element type."""
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -205,9 +206,10 @@ class SemiringOp(ModelConsistent):
 
 @irdl_op_definition
 class ConvOp(SemiringOp):
-    """Model A: the full convolution y[k] = Σ_i lhs[i] · rhs[k - i], length m + n - 1
-    (0 when either is empty). `method`: "direct" (O(m·n)), "fft" (O(L log L), L =
-    next_pow2(m + n - 1), f64 temporaries) or "auto" (the cheaper, see vsla_to_graph.py).
+    """Model A: the full convolution y[k] = Σ_i lhs[i] · rhs[k - i] along the last axis,
+    length m + n - 1 (0 when either is empty); leading axes are a batch, equal in both.
+    `method`: "direct" (O(m·n)), "fft" (O(L log L), L = next_pow2(m + n - 1), f64
+    temporaries) or "auto" (the cheaper, see vsla_to_graph.py).
 
     `%y = vsla.conv %a, %b {method = "auto"} : (tensor<3xf32>, tensor<2xf32>) -> tensor<4xf32>`
     """
@@ -220,8 +222,11 @@ class ConvOp(SemiringOp):
     def infer_result_type(cls, operand_types, method="auto", **params):
         if method not in CONV_METHODS:
             raise ShapeError(f"method must be one of {', '.join(CONV_METHODS)}, got '{method}'")
-        m, n = cls.vectors(operand_types)
-        return tensor((0 if m == 0 or n == 0 else m + n - 1,), operand_types[0].element_type)
+        same_rank_floats(operand_types, cls.OPERAND_NAMES)
+        (*lead, m), (*other, n) = (shape_of(t) for t in operand_types)
+        if lead != other:
+            raise ShapeError(f"the batch axes differ: lhs {lead}, rhs {other} (conv runs along the last axis)")
+        return tensor((*lead, 0 if m == 0 or n == 0 else m + n - 1), operand_types[0].element_type)
 
 
 @irdl_op_definition

@@ -342,3 +342,20 @@ def test_repeated_runs_are_bit_identical():
     for _ in range(3):
         for again, reference in zip(exe(a, b), first):
             assert again.tobytes() == reference.tobytes()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("method", ["direct", "fft"])
+def test_batched_convolution_runs_along_the_last_axis(target, method):
+    rng = np.random.default_rng(9)
+    a, b = rng.standard_normal((2, 3, 9)), rng.standard_normal((2, 3, 5))
+    (y,) = run(lambda x, z: vsla.conv(x, z, method), [a, b], target)
+    want = np.stack([np.stack([np.convolve(a[i, j], b[i, j]) for j in range(3)]) for i in range(2)])
+    assert y.shape == (2, 3, 13)
+    np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
+
+
+def test_batch_axes_must_match():
+    g = strata.Graph("f")
+    with pytest.raises(strata.BuildError, match=r"the batch axes differ: lhs \[2\], rhs \[3\]"):
+        vsla.conv(g.input("a", (2, 4)), g.input("b", (3, 4)))

@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from math import prod
 
 import numpy as np
 from xdsl.context import Context
@@ -154,14 +155,17 @@ class VslaLowering:
         return self.emit(graph.MulOp, [self.reshape(a, (m, 1)), self.reshape(b, (1, n))])
 
     def direct_conv(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        """Σ over anti-diagonals of the outer product (module docstring), shorter first."""
-        if shape_of(a.type)[0] > shape_of(b.type)[0]:
+        """Σ over anti-diagonals of the outer product (module docstring), shorter first;
+        leading axes are a batch."""
+        if shape_of(a.type)[-1] > shape_of(b.type)[-1]:
             a, b = b, a
-        (p,), (q,) = shape_of(a.type), shape_of(b.type)
-        products = self.emit(graph.ConcatOp, [self.outer(a, b), self.zeros((p, p), F64)], axis=1)
-        flat = self.reshape(products, (p * (q + p),))
-        shifted = self.reshape(self.leading(flat, (p * (q + p - 1),)), (p, q + p - 1))
-        return self.emit(graph.ReduceSumOp, [shifted], axes=(0,), keepdims=False)
+        *lead, p = shape_of(a.type)
+        q = shape_of(b.type)[-1]
+        outer = self.emit(graph.MulOp, [self.reshape(a, (*lead, p, 1)), self.reshape(b, (*lead, 1, q))])
+        products = self.emit(graph.ConcatOp, [outer, self.zeros((*lead, p, p), F64)], axis=len(lead) + 1)
+        flat = self.reshape(products, (*lead, p * (q + p)))
+        shifted = self.reshape(self.leading(flat, (*lead, p * (q + p - 1))), (*lead, p, q + p - 1))
+        return self.emit(graph.ReduceSumOp, [shifted], axes=(len(lead),), keepdims=False)
 
     def twiddle(self, n: int) -> tuple[SSAValue, SSAValue]:
         key = (id(self.block), n)
@@ -209,28 +213,30 @@ class VslaLowering:
         )
 
     def fft_conv(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        (m,), (n,) = shape_of(a.type), shape_of(b.type)
-        length = next_power_of_two(m + n - 1)
-        both = self.emit(graph.ConcatOp, [self.reshape(self.zero_extend(x, (length,)), (1, length)) for x in (a, b)], axis=0)
-        x = (both, self.zeros((2, length), F64))
-        batch, size = 2, length
+        """Both operands' rows (every leading index, a's then b's) transformed as one batch."""
+        *lead, m = shape_of(a.type)
+        n = shape_of(b.type)[-1]
+        rows, length = prod(lead), next_power_of_two(m + n - 1)
+        both = self.emit(graph.ConcatOp, [self.reshape(self.zero_extend(x, (*lead, length)), (rows, length)) for x in (a, b)], axis=0)
+        x = (both, self.zeros((2 * rows, length), F64))
+        batch, size = 2 * rows, length
         while size > 1:
             x = self.butterfly(x, batch, size)
             batch, size = 2 * batch, size // 2
-        (fa_re, fb_re), (fa_im, fb_im) = (self.halves(self.reshape(part, (1, 2 * length)), 1, length) for part in x)
+        (fa_re, fb_re), (fa_im, fb_im) = (self.halves(self.reshape(part, (1, 2 * rows * length)), 1, rows * length) for part in x)
         e = self.emitter
         y = (e.sub(e.mul(fa_re, fb_re), e.mul(fa_im, fb_im)), e.add(e.mul(fa_re, fb_im), e.mul(fa_im, fb_re)))
-        batch, size = length // 2, 2
+        batch, size = rows * length // 2, 2
         while size <= length:
             y = self.inverse_butterfly(y, batch, size)
             batch, size = batch // 2, size * 2
-        return self.leading(self.reshape(y[0], (length,)), (m + n - 1,))
+        return self.reshape(self.leading(y[0], (rows, m + n - 1)), (*lead, m + n - 1))
 
     def conv(self, op: vsla.ConvOp) -> SSAValue:
-        (m,), (n,) = shape_of(op.lhs.type), shape_of(op.rhs.type)
+        m, n = shape_of(op.lhs.type)[-1], shape_of(op.rhs.type)[-1]
         element = op.result.type.element_type
-        if m == 0 or n == 0:
-            return self.zeros((0,), element)
+        if 0 in shape_of(op.result.type):
+            return self.zeros(shape_of(op.result.type), element)
         method = op.params().get("method", "auto")
         if method == "auto":
             p, q = min(m, n), max(m, n)

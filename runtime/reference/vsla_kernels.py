@@ -51,9 +51,12 @@ def scale(op, x):
 
 @register_reference(vsla.ConvOp)
 def conv(op, lhs, rhs):
-    if lhs.size == 0 or rhs.size == 0:
-        return np.zeros(0)
-    return np.convolve(lhs.astype(np.float64), rhs.astype(np.float64))
+    """Along the last axis, per leading (batch) index."""
+    out = np.zeros(op.result.type.get_shape())
+    if out.size:
+        for index in np.ndindex(lhs.shape[:-1]):
+            out[index] = np.convolve(lhs[index].astype(np.float64), rhs[index].astype(np.float64))
+    return out
 
 
 @register_reference(vsla.KronOp)

@@ -136,3 +136,12 @@ func.func @ambient_models(%a: tensor<3xf32>, %b: tensor<2xf32>) {
   %2 = vsla.add %0, %1 : (tensor<6xf32>, tensor<4xf32>) -> tensor<6xf32>
   func.return
 }
+
+// -----
+
+// Model A convolves along the last axis; the leading axes are a batch and must match.
+// CHECK: error: 'vsla.conv': the batch axes differ: lhs [2], rhs [3] (conv runs along the last axis)
+func.func @conv_batch(%a: tensor<2x4xf32>, %b: tensor<3x4xf32>) {
+  %0 = vsla.conv %a, %b : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x7xf32>
+  func.return
+}

@@ -17,6 +17,7 @@
 // CHECK:       vsla.mean %m {axis = -1 : i64} : (tensor<2x3xf32>) -> tensor<2xf32>
 // CHECK-COUNT-6: vsla.{{relu|exp|log|tanh|sigmoid|gelu}} %a : (tensor<3xf32>) -> tensor<3xf32>
 // CHECK:       vsla.conv %e, %a : (tensor<0xf32>, tensor<3xf32>) -> tensor<0xf32>
+// CHECK:       vsla.conv %m, %m : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x5xf32>
 // GENERIC:     "vsla.conv"(%{{.*}}, %{{.*}}) <{method = "fft"}> : (tensor<3xf32>, tensor<2xf32>) -> tensor<4xf32>
 // GENERIC:     "vsla.window"(%{{.*}}) <{size = 4 : i64}> : (tensor<10x3xf32>) -> tensor<2x4x3xf32>
 func.func @ops(%a: tensor<3xf32>, %b: tensor<2xf32>, %e: tensor<0xf32>, %m: tensor<2x3xf32>, %n: tensor<4x1xf32>, %s: tensor<10x3xf32>) {
@@ -38,5 +39,6 @@ func.func @ops(%a: tensor<3xf32>, %b: tensor<2xf32>, %e: tensor<0xf32>, %m: tens
   %15 = vsla.sigmoid %a : (tensor<3xf32>) -> tensor<3xf32>
   %16 = vsla.gelu %a : (tensor<3xf32>) -> tensor<3xf32>
   %17 = vsla.conv %e, %a : (tensor<0xf32>, tensor<3xf32>) -> tensor<0xf32>
+  %18 = vsla.conv %m, %m : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x5xf32>
   func.return
 }
