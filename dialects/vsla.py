@@ -272,23 +272,29 @@ class StackOp(VslaOp):
 
 @irdl_op_definition
 class WindowOp(OneOperandOp):
-    """A stream (the leading axis, N items) grouped into N // size windows of `size`
-    consecutive items, each window stacked: [N // size, size, item...]. Items past the last
-    whole window are dropped. A window of windows is a level of a tensor pyramid.
+    """A stream (the leading axis, N items) grouped into windows of `size` consecutive
+    items starting every `stride` items (default: `size`, windows side by side), each
+    window stacked: [(N - size) // stride + 1, size, item...] (none when N < size). Items
+    past the last whole window are dropped. A window of windows is a level of a tensor
+    pyramid; a stride under the size overlaps the windows (a sliding window).
 
     `%y = vsla.window %x {size = 4 : i64} : (tensor<10x3xf32>) -> tensor<2x4x3xf32>`
+    `%s = vsla.window %x {size = 4 : i64, stride = 2 : i64} : (tensor<10x3xf32>) -> tensor<4x4x3xf32>`
     """
 
     name = "vsla.window"
     size = prop_def(IntegerAttr)
+    stride = opt_prop_def(IntegerAttr)
 
     @classmethod
-    def infer_result_type(cls, operand_types, size=1, **params):
+    def infer_result_type(cls, operand_types, size=1, stride=None, **params):
         same_rank_floats(operand_types, cls.OPERAND_NAMES)
-        if size < 1:
-            raise ShapeError(f"size must be >= 1, got {size}")
-        count, *item = shape_of(operand_types[0])
-        return tensor((count // size, size, *item), operand_types[0].element_type)
+        stride = size if stride is None else stride
+        if size < 1 or stride < 1:
+            raise ShapeError(f"size and stride must be >= 1, got size {size}, stride {stride}")
+        items, *item = shape_of(operand_types[0])
+        count = 0 if items < size else (items - size) // stride + 1
+        return tensor((count, size, *item), operand_types[0].element_type)
 
 
 class ReduceOp(OneOperandOp):

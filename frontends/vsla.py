@@ -58,9 +58,12 @@ def stack(tensors: Sequence[Tensor]) -> Tensor:
     return apply(vsla.StackOp, tensors)
 
 
-def window(stream: Tensor, size: int) -> Tensor:
-    """The stream's leading axis in windows of `size` items: [N // size, size, item...]."""
-    return apply(vsla.WindowOp, [stream], size=int(size))
+def window(stream: Tensor, size: int, stride: int | None = None) -> Tensor:
+    """The stream's leading axis in windows of `size` items starting every `stride` items
+    (default `size`: side by side, [N // size, size, item...]; less: overlapping)."""
+    if stride is None:
+        return apply(vsla.WindowOp, [stream], size=int(size))
+    return apply(vsla.WindowOp, [stream], size=int(size), stride=int(stride))
 
 
 def sum(x: Tensor, axis: int = 0) -> Tensor:  # noqa: A001 - the algebra's name

@@ -259,7 +259,8 @@ def test_vsla_programs_compile_to_ptx():
         (lambda a, m: vsla.add(a, m), "ambient promotion extends extents, never ranks"),
         (lambda a, m: vsla.kron(m, m), "Model B multiplies vectors"),
         (lambda a, m: vsla.conv(a, a, method="fast"), "method must be one of auto, direct, fft"),
-        (lambda a, m: vsla.window(m, 0), "size must be >= 1"),
+        (lambda a, m: vsla.window(m, 0), "size and stride must be >= 1, got size 0, stride 0"),
+        (lambda a, m: vsla.window(m, 2, 0), "size and stride must be >= 1, got size 2, stride 0"),
         (lambda a, m: vsla.sum(a, 0), "rank 0"),
     ],
 )
@@ -359,3 +360,35 @@ def test_batch_axes_must_match():
     g = strata.Graph("f")
     with pytest.raises(strata.BuildError, match=r"the batch axes differ: lhs \[2\], rhs \[3\]"):
         vsla.conv(g.input("a", (2, 4)), g.input("b", (3, 4)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_overlapping_and_spaced_windows(target):
+    stream = np.arange(30, dtype=np.float64).reshape(10, 3)
+    sliding, pairs, spaced, short = run(
+        lambda s: (vsla.window(s, 3, 1), vsla.window(s, 4, 2), vsla.window(s, 2, 3), vsla.window(s, 11, 1)), [stream], target
+    )
+    np.testing.assert_array_equal(sliding, np.stack([stream[i:i + 3] for i in range(8)]))
+    np.testing.assert_array_equal(pairs, np.stack([stream[2 * i:2 * i + 4] for i in range(4)]))
+    np.testing.assert_array_equal(spaced, np.stack([stream[3 * i:3 * i + 2] for i in range(3)]))
+    assert short.shape == (0, 11, 3)  # shorter than one window
+
+
+def test_gradient_of_a_sliding_window_sums_the_overlaps():
+    x = np.random.default_rng(12).standard_normal((6, 2))
+    gradient = strata.grad(lambda s: ops.reduce_sum(vsla.window(s, 3, 1), axes=(0, 1, 2)))(x)
+    np.testing.assert_allclose(gradient, np.array([1, 2, 3, 3, 2, 1], float)[:, None] * np.ones((6, 2)))
+
+
+def test_capacity_program_with_a_sliding_window():
+    def build(s):
+        return vsla.sum(vsla.window(s, 3, 2), 1)
+
+    program = vsla.compile(build, capacities=[(12, 2)], dtype="f64")
+    rng = np.random.default_rng(13)
+    for items in (12, 7, 3, 2):
+        stream = rng.standard_normal((items, 2))
+        (got,) = program(stream)
+        (want,) = reference_outputs(build, [stream])
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

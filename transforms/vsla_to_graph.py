@@ -302,9 +302,19 @@ class VslaLowering:
         return rows[0] if len(rows) == 1 else self.emit(graph.ConcatOp, rows, axis=0)
 
     def window(self, op: vsla.WindowOp) -> SSAValue:
+        """Side-by-side windows are a reshape of the whole ones; overlapping (or spaced)
+        ones a gather of the stream's items by a constant index [count, size]."""
         count, size, *item = shape_of(op.result.type)
-        whole = self.leading(op.x, (count * size, *item))
-        return self.masked(self.reshape(whole, (count, size, *item)))
+        stride = op.params().get("stride", size)
+        if stride == size or count <= 1:
+            whole = self.leading(op.x, (count * size, *item))
+            return self.masked(self.reshape(whole, (count, size, *item)))
+        items = shape_of(op.x.type)[0]
+        width = prod(item)
+        starts = np.arange(count)[:, None] * stride + np.arange(size)[None, :]
+        ids = self.emitter.constant(starts, tensor((count, size), i64))
+        gathered = self.emit(graph.EmbeddingOp, [self.reshape(op.x, (items, width)), ids])
+        return self.masked(self.reshape(gathered, (count, size, *item)))
 
     def reduce(self, op: vsla.ReduceOp) -> SSAValue:
         element = op.result.type.element_type

@@ -72,9 +72,12 @@ def stack(op, *inputs):
 
 @register_reference(vsla.WindowOp)
 def window(op, x):
-    size = op.params()["size"]
-    count = x.shape[0] // size
-    return x[: count * size].reshape(count, size, *x.shape[1:])
+    count, size, *_ = op.result.type.get_shape()
+    stride = op.params().get("stride", size)
+    out = np.zeros(op.result.type.get_shape(), x.dtype)
+    for i in range(count):
+        out[i] = x[i * stride : i * stride + size]
+    return out
 
 
 @register_reference(vsla.SumOp)

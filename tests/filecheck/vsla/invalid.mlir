@@ -92,7 +92,7 @@ func.func @stack_ambient(%a: tensor<3xf32>, %b: tensor<4xf32>) {
 
 // -----
 
-// CHECK: error: 'vsla.window': size must be >= 1, got 0
+// CHECK: error: 'vsla.window': size and stride must be >= 1, got size 0, stride 0
 func.func @window_size(%a: tensor<8x3xf32>) {
   %0 = vsla.window %a {size = 0 : i64} : (tensor<8x3xf32>) -> tensor<0x0x3xf32>
   func.return

@@ -13,6 +13,7 @@
 // CHECK:       vsla.kron %a, %b : (tensor<3xf32>, tensor<2xf32>) -> tensor<6xf32>
 // CHECK:       vsla.stack %a, %b, %e : (tensor<3xf32>, tensor<2xf32>, tensor<0xf32>) -> tensor<3x3xf32>
 // CHECK:       vsla.window %s {size = 4 : i64} : (tensor<10x3xf32>) -> tensor<2x4x3xf32>
+// CHECK:       vsla.window %s {size = 4 : i64, stride = 2 : i64} : (tensor<10x3xf32>) -> tensor<4x4x3xf32>
 // CHECK:       vsla.sum %m {axis = 0 : i64} : (tensor<2x3xf32>) -> tensor<3xf32>
 // CHECK:       vsla.mean %m {axis = -1 : i64} : (tensor<2x3xf32>) -> tensor<2xf32>
 // CHECK-COUNT-6: vsla.{{relu|exp|log|tanh|sigmoid|gelu}} %a : (tensor<3xf32>) -> tensor<3xf32>
@@ -30,6 +31,7 @@ func.func @ops(%a: tensor<3xf32>, %b: tensor<2xf32>, %e: tensor<0xf32>, %m: tens
   %6 = vsla.kron %a, %b : (tensor<3xf32>, tensor<2xf32>) -> tensor<6xf32>
   %7 = vsla.stack %a, %b, %e : (tensor<3xf32>, tensor<2xf32>, tensor<0xf32>) -> tensor<3x3xf32>
   %8 = vsla.window %s {size = 4 : i64} : (tensor<10x3xf32>) -> tensor<2x4x3xf32>
+  %19 = vsla.window %s {size = 4 : i64, stride = 2 : i64} : (tensor<10x3xf32>) -> tensor<4x4x3xf32>
   %9 = vsla.sum %m {axis = 0 : i64} : (tensor<2x3xf32>) -> tensor<3xf32>
   %10 = vsla.mean %m {axis = -1 : i64} : (tensor<2x3xf32>) -> tensor<2xf32>
   %11 = vsla.relu %a : (tensor<3xf32>) -> tensor<3xf32>
