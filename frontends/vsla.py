@@ -16,23 +16,39 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.utils.exceptions import VerifyException
+
 from strata.dialects import vsla
 from strata.frontends.builder import BuildError, Tensor, apply
 from strata.support.minimal import minimal_shape, shrink
 
 
+def model_checked(op_type: type[vsla.VslaOp], operands: list[Tensor], **params: object) -> Tensor:
+    """apply(), then the model-consistency rule, which looks past the operands to what
+    produced them: a violation is a BuildError at the call, and the op is not kept."""
+    result = apply(op_type, operands, **params)
+    op = result.value.owner
+    try:
+        op.verify_()
+    except VerifyException as e:
+        op.detach()
+        op.erase()
+        raise BuildError(" ".join(str(e).split())) from None
+    return result
+
+
 def add(a: Tensor, b: Tensor) -> Tensor:
     """a + b at the ambient shape: [1, 2, 3] + [4, 5] = [5, 7, 3]."""
-    return apply(vsla.AddOp, [a, b])
+    return model_checked(vsla.AddOp, [a, b])
 
 
 def sub(a: Tensor, b: Tensor) -> Tensor:
-    return apply(vsla.SubOp, [a, b])
+    return model_checked(vsla.SubOp, [a, b])
 
 
 def hadamard(a: Tensor, b: Tensor) -> Tensor:
     """The element-wise product at the ambient shape."""
-    return apply(vsla.HadamardOp, [a, b])
+    return model_checked(vsla.HadamardOp, [a, b])
 
 
 def scale(x: Tensor, factor: float) -> Tensor:
@@ -42,12 +58,12 @@ def scale(x: Tensor, factor: float) -> Tensor:
 def conv(a: Tensor, b: Tensor, method: str = "auto") -> Tensor:
     """Model A: the full convolution of two vectors (length m + n - 1); `method` "direct",
     "fft" or "auto" (FFT from 512 elements of the shorter operand, the measured crossover)."""
-    return apply(vsla.ConvOp, [a, b], method=str(method))
+    return model_checked(vsla.ConvOp, [a, b], method=str(method))
 
 
 def kron(a: Tensor, b: Tensor) -> Tensor:
     """Model B: the Kronecker product of two vectors (length m·n); kron(a, b) != kron(b, a)."""
-    return apply(vsla.KronOp, [a, b])
+    return model_checked(vsla.KronOp, [a, b])
 
 
 def stack(tensors: Sequence[Tensor]) -> Tensor:

@@ -392,3 +392,13 @@ def test_capacity_program_with_a_sliding_window():
         (want,) = reference_outputs(build, [stream])
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_mixing_the_models_is_a_build_error_at_the_call():
+    g = strata.Graph("f")
+    a, b = g.input("a", (3,)), g.input("b", (2,))
+    product = vsla.kron(a, b)
+    with pytest.raises(strata.BuildError, match="mixes Model A .* and Model B"):
+        vsla.conv(vsla.relu(product), b)
+    g.output(product)
+    assert "vsla.conv" not in str(g.build())  # the refused op is not kept

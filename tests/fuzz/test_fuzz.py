@@ -120,3 +120,23 @@ def test_strata_fuzz_command(tmp_path):
 def test_strata_fuzz_rejects_bad_options():
     run = subprocess.run([sys.executable, "-m", "strata.tools.fuzz.cli", "--targets", "tpu"], capture_output=True, text=True)
     assert run.returncode == 2 and "unknown tpu" in run.stderr and "Traceback" not in run.stderr
+
+
+VSLA_SEEDS = range(0, 40)
+
+
+def test_vsla_generator_covers_its_ops():
+    from strata.tools.fuzz.vsla_programs import generate_vsla
+
+    names = collections.Counter(n for seed in range(100) for n in generate_vsla(seed)[2])
+    assert set(names) == {"add", "sub", "hadamard", "scale", "relu", "tanh", "conv", "kron", "stack", "window", "sum", "mean"}
+    assert str(generate_vsla(7)[0]) == str(generate_vsla(7)[0])
+
+
+@pytest.mark.parametrize("first", range(VSLA_SEEDS.start, VSLA_SEEDS.stop, CHUNK))
+def test_vsla_programs_agree_with_the_reference(first):
+    from strata.tools.fuzz.vsla_programs import fuzz_vsla
+
+    for seed in range(first, first + CHUNK):
+        outcome, _, text = fuzz_vsla(seed)
+        assert not outcome.failed, f"seed {seed}: {outcome.kind} on {outcome.configuration}: {outcome.detail}\n{text}"

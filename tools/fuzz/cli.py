@@ -5,6 +5,7 @@
     strata-fuzz --mode grad --cases 2000                # gradients (autodiff) of f32/f64 programs
     strata-fuzz --mode parser --cases 5000              # mutated IR text
     strata-fuzz --mode npz --cases 5000                 # mutated .npz inputs
+    strata-fuzz --mode vsla --cases 2000                # variable-shape (vsla) programs, cpu vs reference
 
 Cases run in worker processes, so a case that kills its process (a signal, an abort in
 LLVM) is reported as "abort" instead of ending the run. Each failing program is shrunk
@@ -32,8 +33,10 @@ from strata.tools.fuzz.generate import OP_NAMES, generate
 from strata.tools.fuzz.values import FLOATS
 from strata.tools.fuzz.mutate import fuzz_npz, fuzz_parser, scratch_directory
 from strata.tools.fuzz.shrink import Case, shrink, write_reproducer
+from strata.tools.fuzz.vsla_programs import CONFIGURATIONS as VSLA_CONFIGURATIONS
+from strata.tools.fuzz.vsla_programs import fuzz_vsla
 
-MODES = ("programs", "grad", "parser", "npz")
+MODES = ("programs", "grad", "parser", "npz", "vsla")
 GRADIENT_FLOATS = ("f32", "f64")
 """Gradients of f16/bf16 programs are too sensitive to last-bit differences (a max or
 relu choosing another element) for a differential test."""
@@ -61,6 +64,17 @@ def run_case(seed: int, args) -> dict:
         with scratch_directory() as workdir:
             outcome = (fuzz_parser if args.mode == "parser" else fuzz_npz)(seed, workdir)
         return _report(seed, outcome)
+    if args.mode == "vsla":
+        configurations = [c for c in args.configurations if c in VSLA_CONFIGURATIONS] or list(VSLA_CONFIGURATIONS)
+        outcome, names, text = fuzz_vsla(seed, configurations, min(args.max_ops, 12))
+        report = _report(seed, outcome, sorted({f"vsla.{n}" for n in names}))
+        if outcome.failed:
+            os.makedirs(args.out, exist_ok=True)
+            path = os.path.join(args.out, f"vsla-{seed}.mlir")
+            with open(path, "w") as f:
+                f.write(f"// strata-fuzz --mode vsla seed {seed}: {outcome.kind} on {outcome.configuration}: {outcome.detail}\n{text}")
+            report["reproducer"] = path
+        return report
     gradients = args.mode == "grad"
     program = generate(seed, max_ops=args.max_ops, floats=GRADIENT_FLOATS if gradients else FLOATS)
     case = Case(program.module, program.inputs, [v.tolerance for v in program.results])
