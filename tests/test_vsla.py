@@ -356,6 +356,16 @@ def test_batched_convolution_runs_along_the_last_axis(target, method):
     np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("m, n", [(1, 1), (1, 2), (2, 2)])  # L = 1 (no stages), 2, 4 with a batch of 4
+def test_batched_fft_at_the_smallest_lengths(target, m, n):
+    """Found by strata-fuzz --mode vsla: a batched FFT of L = 1 misread its rows."""
+    rng = np.random.default_rng(m * 10 + n)
+    a, b = rng.standard_normal((4, m)), rng.standard_normal((4, n))
+    (y,) = run(lambda x, z: vsla.conv(x, z, "fft"), [a, b], target)
+    np.testing.assert_allclose(y, np.stack([np.convolve(a[i], b[i]) for i in range(4)]), rtol=1e-12, atol=1e-12)
+
+
 def test_batch_axes_must_match():
     g = strata.Graph("f")
     with pytest.raises(strata.BuildError, match=r"the batch axes differ: lhs \[2\], rhs \[3\]"):

@@ -230,7 +230,8 @@ class VslaLowering:
         while size <= length:
             y = self.inverse_butterfly(y, batch, size)
             batch, size = batch // 2, size * 2
-        return self.reshape(self.leading(y[0], (rows, m + n - 1)), (*lead, m + n - 1))
+        rows_out = self.leading(self.reshape(y[0], (rows, length)), (rows, m + n - 1))  # (no stages when L = 1)
+        return self.reshape(rows_out, (*lead, m + n - 1))
 
     def conv(self, op: vsla.ConvOp) -> SSAValue:
         m, n = shape_of(op.lhs.type)[-1], shape_of(op.rhs.type)[-1]
