@@ -23,6 +23,12 @@ ELEMENTWISE_OPS = tuple(op for op in graph.GRAPH_OPS if fusible(op))
 """Ops whose element is a function of their operands' elements (dropout also of its index)."""
 
 
+def elementwise_group(op: graph.FusedOp) -> bool:
+    """Whether a fused group holds elementwise members only (lower_fused's own kernel,
+    which loads and stores through any view; matmul epilogues and row groups go elsewhere)."""
+    return all(isinstance(member, graph.ElementwiseOp | graph.YieldOp) for member in op.body.block.ops)
+
+
 @register_tile_lowering(*ELEMENTWISE_OPS)
 def lower_elementwise(op: Operation, p: ProgramLowering) -> None:
     out_type = op.results[0].type
@@ -48,7 +54,7 @@ def lower_fused(op: graph.FusedOp, p: ProgramLowering) -> None:
 
         lower_matmul_epilogue(op, p)
         return
-    if not all(isinstance(member, graph.ElementwiseOp | graph.YieldOp) for member in body.ops):
+    if not elementwise_group(op):
         from strata.lowering.graph_to_tile.rows import lower_row_fused
 
         lower_row_fused(op, p)

@@ -17,7 +17,7 @@ from strata.dialects import graph
 from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import register_tile_lowering
 from strata.dialects.tile_types import TensorViewType
-from strata.lowering.graph_to_tile.elementwise import ELEMENTWISE_OPS
+from strata.lowering.graph_to_tile.elementwise import ELEMENTWISE_OPS, elementwise_group
 from strata.lowering.graph_to_tile.program import ProgramLowering, copy_kernel, into_new_buffer, logical_shape
 from strata.lowering.tile_builder import broadcast_strides, contiguous_strides
 
@@ -32,17 +32,11 @@ def reads_views(value: SSAValue) -> bool:
     reshape of one) need not be copied: elementwise ops and groups of them (their loads
     take any strides and offset), concat and slice (copies through views) and reshape
     (which keeps the view where it can, else copies)."""
-    for use in value.uses:
-        user = use.operation
-        if isinstance(user, graph.FusedOp):
-            body = user.body.block
-            if isinstance(body.first_op, graph.MatmulOp) or not all(
-                isinstance(member, graph.ElementwiseOp | graph.YieldOp) for member in body.ops
-            ):
-                return False
-        elif not isinstance(user, (*ELEMENTWISE_OPS, graph.ConcatOp, graph.SliceOp, graph.ReshapeOp)):
-            return False
-    return True
+    return all(
+        elementwise_group(use.operation) if isinstance(use.operation, graph.FusedOp)
+        else isinstance(use.operation, (*ELEMENTWISE_OPS, graph.ConcatOp, graph.SliceOp, graph.ReshapeOp))
+        for use in value.uses
+    )
 
 
 def reshaped_strides(view: TensorViewType, shape: Sequence[int]) -> tuple[int, ...] | None:
@@ -146,15 +140,20 @@ def input_regions(op: graph.ConcatOp, output: TensorViewType):
 
 
 def computes_into_buffers(value: SSAValue) -> bool:
-    """Whether `value` is the result of a kernel that writes it through any view: an
-    elementwise op or group, or a copy (transpose, broadcast_to)."""
+    """Whether `value` is the result of kernels that write it through any view: an
+    elementwise op or group, a copy (transpose, broadcast_to) or a concat's copies."""
     owner = value.owner
     if isinstance(owner, graph.FusedOp):
-        body = owner.body.block
-        return not isinstance(body.first_op, graph.MatmulOp) and all(
-            isinstance(member, graph.ElementwiseOp | graph.YieldOp) for member in body.ops
-        )
+        return elementwise_group(owner)
     return isinstance(owner, (*ELEMENTWISE_OPS, graph.TransposeOp, graph.BroadcastToOp, graph.ConcatOp))
+
+
+def concat_output(op: graph.ConcatOp, p: ProgramLowering) -> tuple[graph.ConcatOp, TensorViewType]:
+    """(the concat whose buffer holds the output, the output's view of it): its own
+    buffer, contiguous, or its region of an outer concat's where it is placed there."""
+    shape = shape_of(op.result.type)
+    owner, strides, offset = p.placements.get(op.result, (op, contiguous_strides(shape), 0))
+    return owner, TensorViewType(shape, op.result.type.element_type, strides, offset)
 
 
 def place_concat_inputs(function, p: ProgramLowering) -> None:
@@ -164,8 +163,7 @@ def place_concat_inputs(function, p: ProgramLowering) -> None:
     placed in another one places its own inputs in the outer output: the concats are
     visited last first."""
     for op in reversed([o for o in function.body.block.ops if isinstance(o, graph.ConcatOp)]):
-        owner, strides, offset = p.placements.get(op.result, (op, contiguous_strides(shape_of(op.result.type)), 0))
-        output = TensorViewType(shape_of(op.result.type), op.result.type.element_type, strides, offset)
+        owner, output = concat_output(op, p)
         for value, region in input_regions(op, output):
             if not region.get_shape() or 0 in region.get_shape() or not value.has_one_use():
                 continue
@@ -189,12 +187,12 @@ def same_region(a: TensorViewType, b: TensorViewType) -> bool:
 def lower_concat(op: graph.ConcatOp, p: ProgramLowering) -> None:
     """Copies of the inputs into their regions of the output, except those computed there
     already (place_concat_inputs)."""
-    if op.result in p.placements:
-        out, output = p.result_buffer(op.result)
-    else:
-        out = p.concat_buffer(op)
-        output = TensorViewType(shape_of(op.result.type), op.result.type.element_type, contiguous_strides(shape_of(op.result.type)))
+    owner, output = concat_output(op, p)
+    out = p.concat_buffer(owner)
+    if owner is op:
         p.bind(op.result, out)
+    else:
+        p.bind_view(op.result, out, output.get_strides(), output.offset.data)
     for value, region in input_regions(op, output):
         if 0 in region.get_shape() or (p.buffer_of(value) is out and same_region(p.view_of(value), region)):
             continue
