@@ -303,14 +303,11 @@ def pipelined_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
     steps = k.values[op.ub]
 
     def issue(step: SSAValue, stage: SSAValue) -> None:
-        """The copies of k step `step` into `stage` where there is such a step, then a commit
-        (an empty group past the last step keeps the count of groups per step fixed)."""
         def copies() -> None:
             for operand in (a, b):
                 issue_copies(k, operand, step, stage_target(k, operand, stage))
 
-        k.guarded(k.emit(arith.CmpiOp(step, steps, "ult")), copies)
-        k.inline_ptx("cp.async.commit_group", [])
+        commit_step(k, step, steps, copies)
 
     for ahead in range(stages - 1):
         issue(k.index(ahead), k.index(ahead))
@@ -325,9 +322,23 @@ def pipelined_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
     k.emit(scf.YieldOp(*multiply_stage(k, layout, kind, a, b, stage, list(block.args[1:]))))
     k.cursor = outer
     loop = k.emit(scf.ForOp(k.index(0), steps, k.index(1), start, Region(block)))
-    rows = k.valid_extents(a.partition, tile_origin(k, a, k.index(0)))[-2]
-    columns = k.valid_extents(b.partition, tile_origin(k, b, k.index(0)))[-2 if b.k_major else -1]  # n
-    lead = k.tile_of(op.iter_args[0]).extents[:-2]
-    k.values[op.results[0]] = RegisterTile(list(loop.owner.results), layout, [*lead, rows, columns])
-    k.forget_region_values()
+    bind_accumulator(k, op, a, b, layout, list(loop.owner.results))
     return True
+
+
+def commit_step(k: GpuKernelLowering, step: SSAValue, steps: SSAValue, copies: Callable[[], object]) -> None:
+    """The copies of k step `step` where there is such a step, then a commit (an empty
+    group past the last step keeps the count of groups per step fixed)."""
+    k.guarded(k.emit(arith.CmpiOp(step, steps, "ult")), copies)
+    k.inline_ptx("cp.async.commit_group", [])
+
+
+def bind_accumulator(k: GpuKernelLowering, op: scf.ForOp, a: Operand, b: Operand, layout: MmaFragments,
+                     registers: list[SSAValue]) -> None:
+    """The k loop's result: `registers` in the fragment layout, extents those of a's rows
+    and b's columns (n) at the tile's position."""
+    rows = k.valid_extents(a.partition, tile_origin(k, a, k.index(0)))[-2]
+    columns = k.valid_extents(b.partition, tile_origin(k, b, k.index(0)))[-2 if b.k_major else -1]
+    lead = k.tile_of(op.iter_args[0]).extents[:-2]
+    k.values[op.results[0]] = RegisterTile(registers, layout, [*lead, rows, columns])
+    k.forget_region_values()

@@ -43,8 +43,8 @@ from xdsl.ir import Block, Region, SSAValue
 from strata.dialects import tile
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, tensor_core_operands
 from strata.lowering.tile_to_gpu.kernel import WARP, WARPGROUP_SHARED_LIMIT, GpuKernelLowering
-from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies, loop_operands, tile_origin
-from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values
+from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, bind_accumulator, commit_step, issue_copies, loop_operands
+from strata.lowering.tile_to_gpu.tiles import cell_values
 
 K_TILE = 64
 """k elements of a step: one 128-byte swizzled row of 16-bit elements."""
@@ -109,11 +109,10 @@ def warpgroup_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
     def issue(step: SSAValue, stage: SSAValue) -> None:
         def copies() -> None:
             issue_copies(k, a, step, k_major_target(k, stage_base(stage, 0)))
-            target = k_major_target if b.k_major else n_major_target
-            issue_copies(k, b, step, target(k, stage_base(stage, a_bytes), b))
+            b_base = stage_base(stage, a_bytes)
+            issue_copies(k, b, step, k_major_target(k, b_base) if b.k_major else n_major_target(k, b_base, b.rows))
 
-        k.guarded(k.emit(arith.CmpiOp(step, steps, "ult")), copies)
-        k.inline_ptx("cp.async.commit_group", [])
+        commit_step(k, step, steps, copies)
 
     for ahead in range(stages - 2):
         issue(k.index(ahead), k.index(ahead))
@@ -131,17 +130,11 @@ def warpgroup_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
     k.emit(scf.YieldOp(*sums))
     k.cursor = outer
     loop = k.emit(scf.ForOp(k.index(0), steps, k.index(1), start_values, Region(block)))
-    done = wait_for_products(k, 0, list(loop.owner.results))
-    extent_rows = k.valid_extents(a.partition, tile_origin(k, a, k.index(0)))[-2]
-    extent_columns = k.valid_extents(b.partition, tile_origin(k, b, k.index(0)))[-2 if b.k_major else -1]
-    lead = k.tile_of(op.iter_args[0]).extents[:-2]
-    k.values[op.results[0]] = RegisterTile(done, layout, [*lead, extent_rows, extent_columns])
-    k.forget_region_values()
+    bind_accumulator(k, op, a, b, layout, wait_for_products(k, 0, list(loop.owner.results)))
     return True
 
 
-def k_major_target(k: GpuKernelLowering, tile_base: SSAValue, _operand: Operand | None = None
-                   ) -> Callable[[SSAValue, SSAValue], SSAValue]:
+def k_major_target(k: GpuKernelLowering, tile_base: SSAValue) -> Callable[[SSAValue, SSAValue], SSAValue]:
     """Shared addresses of a K-major tile (rows of 64 k): row r at r * 128 bytes, its 16-byte
     chunk c at c ^ (r % 8)."""
 
@@ -151,10 +144,10 @@ def k_major_target(k: GpuKernelLowering, tile_base: SSAValue, _operand: Operand 
     return target
 
 
-def n_major_target(k: GpuKernelLowering, tile_base: SSAValue, operand: Operand) -> Callable[[SSAValue, SSAValue], SSAValue]:
-    """Shared addresses of an N-major b tile (k rows x n columns): strips of 64 columns,
-    each k rows of 128 bytes swizzled as in k_major_target."""
-    strip_bytes = operand.rows * ROW_BYTES
+def n_major_target(k: GpuKernelLowering, tile_base: SSAValue, rows: int) -> Callable[[SSAValue, SSAValue], SSAValue]:
+    """Shared addresses of an N-major b tile (`rows` k rows x n columns): strips of 64
+    columns, each k rows of 128 bytes swizzled as in k_major_target."""
+    strip_bytes = rows * ROW_BYTES
 
     def target(row: SSAValue, column: SSAValue) -> SSAValue:
         strip = k.emit(arith.DivUIOp(column, k.index(K_TILE)))
