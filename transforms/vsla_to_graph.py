@@ -151,8 +151,10 @@ class VslaLowering:
     # -- the semirings --------------------------------------------------------------
 
     def outer(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        (m,), (n,) = shape_of(a.type), shape_of(b.type)
-        return self.emit(graph.MulOp, [self.reshape(a, (m, 1)), self.reshape(b, (1, n))])
+        """The outer product along the last axis, [..., m] x [..., n] -> [..., m, n]."""
+        *lead, m = shape_of(a.type)
+        n = shape_of(b.type)[-1]
+        return self.emit(graph.MulOp, [self.reshape(a, (*lead, m, 1)), self.reshape(b, (*lead, 1, n))])
 
     def direct_conv(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """Σ over anti-diagonals of the outer product (module docstring), shorter first;
@@ -161,8 +163,7 @@ class VslaLowering:
             a, b = b, a
         *lead, p = shape_of(a.type)
         q = shape_of(b.type)[-1]
-        outer = self.emit(graph.MulOp, [self.reshape(a, (*lead, p, 1)), self.reshape(b, (*lead, 1, q))])
-        products = self.emit(graph.ConcatOp, [outer, self.zeros((*lead, p, p), F64)], axis=len(lead) + 1)
+        products = self.emit(graph.ConcatOp, [self.outer(a, b), self.zeros((*lead, p, p), F64)], axis=len(lead) + 1)
         flat = self.reshape(products, (*lead, p * (q + p)))
         shifted = self.reshape(self.leading(flat, (*lead, p * (q + p - 1))), (*lead, p, q + p - 1))
         return self.emit(graph.ReduceSumOp, [shifted], axes=(len(lead),), keepdims=False)
