@@ -230,15 +230,22 @@ class _Launcher:
         if self.cu is not None:
             cu = self.cu
             attribute = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-            # numba-cuda loads modules as libraries: the handle is a CUkernel, set per device
-            # (asked first where its type says so: a failed driver call is an error to
-            # compute-sanitizer even when it is only a probe).
-            kernel = isinstance(function.handle, getattr(cu, "CUkernel", ()))
-            (err,) = (cu.CUresult.CUDA_ERROR_INVALID_HANDLE,) if kernel else cu.cuFuncSetAttribute(function.handle, attribute, size)
-            if err == cu.CUresult.CUDA_ERROR_INVALID_HANDLE:
+
+            def set_on_kernel():
+                """numba-cuda loads modules as libraries: the handle is a CUkernel, set per device."""
                 err, device = cu.cuCtxGetDevice()
-                if err == cu.CUresult.CUDA_SUCCESS:
-                    (err,) = cu.cuKernelSetAttribute(attribute, size, cu.CUkernel(int(function.handle)), device)
+                if err != cu.CUresult.CUDA_SUCCESS:
+                    return err
+                return cu.cuKernelSetAttribute(attribute, size, cu.CUkernel(int(function.handle)), device)[0]
+
+            # A CUkernel by its type is set as one directly: a failed driver call is an
+            # error to compute-sanitizer even when it is only a probe.
+            if isinstance(function.handle, getattr(cu, "CUkernel", ())):
+                err = set_on_kernel()
+            else:
+                (err,) = cu.cuFuncSetAttribute(function.handle, attribute, size)
+                if err == cu.CUresult.CUDA_ERROR_INVALID_HANDLE:
+                    err = set_on_kernel()
             if err != cu.CUresult.CUDA_SUCCESS:
                 raise StrataError(f"cuFuncSetAttribute (dynamic shared memory {size} bytes) failed: {err}")
             return
