@@ -138,5 +138,5 @@ def test_vsla_programs_agree_with_the_reference(first):
     from strata.tools.fuzz.vsla_programs import fuzz_vsla
 
     for seed in range(first, first + CHUNK):
-        outcome, _, text = fuzz_vsla(seed)
-        assert not outcome.failed, f"seed {seed}: {outcome.kind} on {outcome.configuration}: {outcome.detail}\n{text}"
+        outcome, _, module = fuzz_vsla(seed)
+        assert not outcome.failed, f"seed {seed}: {outcome.kind} on {outcome.configuration}: {outcome.detail}\n{module}"

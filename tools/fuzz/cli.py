@@ -66,13 +66,13 @@ def run_case(seed: int, args) -> dict:
         return _report(seed, outcome)
     if args.mode == "vsla":
         configurations = [c for c in args.configurations if c in VSLA_CONFIGURATIONS] or list(VSLA_CONFIGURATIONS)
-        outcome, names, text = fuzz_vsla(seed, configurations, min(args.max_ops, 12))
+        outcome, names, module = fuzz_vsla(seed, configurations, min(args.max_ops, 12))
         report = _report(seed, outcome, sorted({f"vsla.{n}" for n in names}))
         if outcome.failed:
             os.makedirs(args.out, exist_ok=True)
             path = os.path.join(args.out, f"vsla-{seed}.mlir")
             with open(path, "w") as f:
-                f.write(f"// strata-fuzz --mode vsla seed {seed}: {outcome.kind} on {outcome.configuration}: {outcome.detail}\n{text}")
+                f.write(f"// strata-fuzz --mode vsla seed {seed}: {outcome.kind} on {outcome.configuration}: {outcome.detail}\n{module}")
             report["reproducer"] = path
         return report
     gradients = args.mode == "grad"

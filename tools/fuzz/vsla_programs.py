@@ -13,6 +13,7 @@ that differ) are simply not taken; the results are the last value and up to two 
 from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 
 import strata
 from strata import vsla
@@ -75,25 +76,25 @@ def generate_vsla(seed: int, max_ops: int = 12):
 CONFIGURATIONS = ("cpu", "cpu-unfused")
 
 
-def fuzz_vsla(seed: int, configurations=CONFIGURATIONS, max_ops: int = 12) -> tuple[Outcome, list[str], str]:
+def fuzz_vsla(seed: int, configurations=CONFIGURATIONS, max_ops: int = 12) -> tuple[Outcome, list[str], ModuleOp]:
     """The program of `seed` on every configuration (cpu, cpu-unfused) against the
-    reference: (outcome, op names, the program's text)."""
+    reference: (outcome, op names, the program, printed only where a failure is reported)."""
     module, inputs, names = generate_vsla(seed, max_ops)
     try:
         want = strata.interpret(module, *inputs)
     except StrataError as e:
-        return Outcome("skipped", "reference", str(e)), names, str(module)
+        return Outcome("skipped", "reference", str(e)), names, module
     for configuration in configurations:
         try:
             got = strata.compile(module, target="cpu", fusion=configuration != "cpu-unfused")(*inputs)
         except StrataError as e:
-            return Outcome("rejected", configuration, str(e)), names, str(module)
+            return Outcome("rejected", configuration, str(e)), names, module
         except Exception as e:  # noqa: BLE001 - anything else is a compiler bug to report
-            return Outcome("internal", configuration, f"{type(e).__name__}: {e}"), names, str(module)
+            return Outcome("internal", configuration, f"{type(e).__name__}: {e}"), names, module
         scale = max((float(np.max(np.abs(w))) for w in want if w.size), default=1.0)
         for index, (g, w) in enumerate(zip(got, want)):
             close = g.shape == w.shape and np.allclose(g, w, rtol=1e-9, atol=1e-9 * max(scale, 1.0))
             if not close:
                 detail = str(compare([g], [w])[0]).replace("result0", f"result{index}")
-                return Outcome("mismatch", configuration, detail), names, str(module)
-    return Outcome("ok"), names, str(module)
+                return Outcome("mismatch", configuration, detail), names, module
+    return Outcome("ok"), names, module
