@@ -101,7 +101,7 @@ def import_weights(decl: s.ModuleDecl, root: Instance, state: Mapping[str, objec
     if unmapped:
         raise DslError("E010", f"no hf_mapping entry (or checkpoint tensor) for {', '.join(unmapped[:4])}"
                        f"{' and more' if len(unmapped) > 4 else ''}", decl.loc)
-    return params
+    return {name: params[name] for name in leaves}  # in argument order
 
 
 def export_weights(decl: s.ModuleDecl, root: Instance, params: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
