@@ -10,6 +10,7 @@
     g.output(strata.ops.relu(x * 2.0)); module = g.build()
 
     compiled = strata.compile_torch(model, (x,))      # PyTorch models (needs torch)
+    module = strata.dsl.load(path).instantiate("GPT2", B=2, T=8)   # the module DSL
 
     strata.set_num_threads(4)                          # CPU runtime workers (STRATA_NUM_THREADS)
     strata.cache_dir(); strata.clear_cache()           # the on-disk compile cache (STRATA_CACHE=0: off)
@@ -29,7 +30,7 @@ from strata.api import (
 )
 from strata.dialects.context import parse_module
 from strata.frontends import builder as ops
-from strata import vsla
+from strata import dsl, vsla
 from strata.frontends.builder import Graph, Tensor, build_module
 from strata.grad import grad, value_and_grad
 from strata.support.errors import BuildError, ExecutionError, InputError, IRError, StrataError, UnsupportedOpError
@@ -53,6 +54,7 @@ __all__ = [
     "cache_dir",
     "clear_cache",
     "ops",
+    "dsl",
     "vsla",
     "ExecutionError",
     "Executable",
