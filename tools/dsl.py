@@ -4,7 +4,7 @@
     strata-dsl linear.module --entry MyLinear -D N=4 --verify-backward
 
 -D sets a constructor parameter or a symbolic input dim (ints, floats, true/false, or a
-string). The IR is written atomically (`-o`) or to stdout. --verify-backward checks the
+string); --shape in=2x7x16 gives the shape of an input whose type starts with `*`. The IR is written atomically (`-o`) or to stdout. --verify-backward checks the
 entry's explicit backward against autodiff and finite differences and exits 1 on a
 mismatch. A DSL error prints `file:line:col: error Ecode: message`, the source line and a
 caret, and exits 2.
@@ -27,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--entry", required=True, help="the module or model to instantiate")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
                    help="a constructor parameter or input dim (repeatable)")
+    p.add_argument("--shape", dest="shapes", action="append", default=[], metavar="INPUT=2x7x16",
+                   help="the shape of an input whose type has a leading '*' (repeatable)")
     p.add_argument("--dtype", default="f32", help="the default element type (f32, f64, f16, bf16)")
     p.add_argument("--backward", action="store_true", help="also emit @<entry>_backward from its backward: graph")
     p.add_argument("--verify-backward", action="store_true",
@@ -50,18 +52,30 @@ def parse_define(text: str) -> tuple[str, object]:
     return name, value
 
 
+def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    name, sep, dims = text.partition("=")
+    try:
+        shape = tuple(int(d) for d in dims.split("x")) if dims else ()
+    except ValueError:
+        shape = None
+    if not sep or not name.isidentifier() or shape is None or any(d < 0 for d in shape):
+        raise InputError(f"--shape {text!r}: expected INPUT=DIMxDIMx... (e.g. in=2x7x16)")
+    return name, shape
+
+
 def run(args: argparse.Namespace) -> int:
     from strata import dsl
 
     refuse_overwriting_input(args.output, args.file, "-o")
     defines = dict(parse_define(d) for d in args.defines)
+    shapes = dict(parse_shape(t) for t in args.shapes)
     try:
         program = dsl.load(Path(args.file))
         if args.verify_backward:
-            report = program.verify_backward(args.entry, **defines)
+            report = program.verify_backward(args.entry, shapes=shapes, **defines)
             print(report)
             return 0 if report.ok() else 1
-        module = program.instantiate(args.entry, dtype=args.dtype, backward=args.backward, **defines)
+        module = program.instantiate(args.entry, dtype=args.dtype, shapes=shapes, backward=args.backward, **defines)
     except dsl.DslError as e:
         print(f"strata-dsl: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -9,7 +9,7 @@ a caret under the column, never a traceback.
 | E004 | shape mismatch |
 | E005 | missing required gradient |
 | E006 | saved tensor not available in backward |
-| E007 | circular dependency in graph (a name read before any statement defines it) |
+| E007 | circular import (a file that imports itself through its imports) |
 | E008 | invalid annotation |
 | E009 | duplicate parameter name |
 | E010 | invalid weight mapping |

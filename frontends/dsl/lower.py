@@ -170,8 +170,8 @@ class Lowering:
         if annotation.name != "checkpoint":
             raise DslError("E008", f"@{annotation.name} is not supported (graph outputs take @checkpoint)", annotation.loc)
         keywords = dict(annotation.keywords)
-        granularity = evaluate(keywords["granularity"], {"full": "full", "none": "none", "selective": "selective"}) \
-            if "granularity" in keywords else "full"
+        setting = keywords.get("granularity")
+        granularity = setting.name if isinstance(setting, s.Name) else "full" if setting is None else None
         if annotation.args or set(keywords) - {"granularity"} or granularity not in ("full", "none"):
             raise DslError("E008", "@checkpoint takes only granularity=full or granularity=none", annotation.loc)
         if granularity == "full":
@@ -343,6 +343,8 @@ class Lowering:
             result = p.build(**operands, **attributes)
         except (BuildError, ValueError) as e:
             raise DslError("E015" if "element type" in str(e) else "E004", f"{p.name}: {e}", loc) from None
+        except IndexError:
+            raise DslError("E004", f"{p.name}: an axis is out of range, or there are no operands", loc) from None
         except StrataError as e:
             raise DslError("E004", f"{p.name}: {e}", loc) from None
         return list(result) if isinstance(result, tuple) else [result], bool(attributes.get("accumulate", False))

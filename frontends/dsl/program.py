@@ -55,16 +55,22 @@ class Program:
         if dtype not in DTYPES.values():
             raise DslError("E015", f"dtype must be one of {', '.join(sorted(set(DTYPES.values())))}, got {dtype!r}")
         self.table.default_dtype = dtype
-        decl = self.table.declaration(entry, None)
+        declared = self.table.modules.get(entry)
+        try:
+            return self._instantiate(self.table.declaration(entry, None), entry, shapes or {}, backward, keywords)
+        except DslError as e:
+            raise (self.table.located(e, declared) if declared else e) from None
+
+    def _instantiate(self, decl: s.ModuleDecl, entry: str, shapes, backward: bool, keywords) -> ModuleOp:
         root = self.instance(entry, **keywords)
         if decl.forward is None or not decl.forward.statements:
             raise DslError("E011", f"{entry} has no forward graph to instantiate", decl.loc)
         dims = self._dims(decl, root, keywords)
-        functions = [self._forward(entry, root, dims, shapes or {})]
+        functions = [self._forward(entry, root, dims, shapes)]
         if backward:
             if decl.backward is None:
                 raise DslError("E005", f"{entry} has no backward: section (autodiff derives gradients without one)", decl.loc)
-            functions.append(self._backward(entry, root, dims, shapes or {}))
+            functions.append(self._backward(entry, root, dims, shapes))
         try:
             return build_module(*functions)
         except BuildError as e:
@@ -90,7 +96,8 @@ class Program:
             if port.name in shapes:
                 shape = tuple(int(d) for d in shapes[port.name])
             elif "*" in declared:
-                raise DslError("E012", f"input '{port.name}' has a '*' dim: give its shape with shapes={{'{port.name}': (...)}}",
+                raise DslError("E012", f"input '{port.name}' has a '*' dim: give its shape (shapes={{'{port.name}': (...)}}, "
+                               f"strata-dsl --shape {port.name}=2x3x...)",
                                port.loc)
             else:
                 shape = tuple(self._dim(d, root, dims, port) for d in declared)

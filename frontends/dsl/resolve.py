@@ -68,19 +68,22 @@ class ModuleTable:
 
     modules: dict[str, s.ModuleDecl] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
+    scopes: dict[str, dict[str, s.ModuleDecl]] = field(default_factory=dict)
+    """Each file's visible names (its modules and imports): a module's sub-modules and
+    base resolve in its own file, so a user's module never replaces one inside std."""
     default_dtype: str = "f32"
 
     @staticmethod
     def load(text: str, path: str = "<dsl>") -> ModuleTable:
         table = ModuleTable()
-        table._add_file(parse(text, path), Path(path).parent if path != "<dsl>" else Path.cwd(), set())
+        table.modules = table._add_file(parse(text, path), Path(path).parent if path != "<dsl>" else Path.cwd(), set())
         return table
 
     def located(self, error: DslError, decl: s.ModuleDecl) -> DslError:
         """`error` rendered against `decl`'s file."""
         return error.located(decl.path, self.texts.get(decl.path, ""))
 
-    def _add_file(self, source: s.SourceFile, folder: Path, loading: set[str]) -> None:
+    def _add_file(self, source: s.SourceFile, folder: Path, loading: set[str]) -> dict[str, s.ModuleDecl]:
         self.texts[source.path] = source.text
         visible: dict[str, s.ModuleDecl] = {}
         for imp in source.imports:
@@ -93,7 +96,8 @@ class ModuleTable:
             if decl.name in visible and any(d is visible[decl.name] for d in source.modules):
                 raise DslError("E009", f"module '{decl.name}' is declared twice", decl.loc).located(source.path, source.text)
             visible[decl.name] = decl
-        self.modules.update(visible)
+        self.scopes[source.path] = visible
+        return visible
 
     def _import(self, imp: s.Import, folder: Path, loading: set[str], importer: s.SourceFile) -> dict[str, s.ModuleDecl]:
         """`import a.b.C [as D]` / `from a.b import C [as D]`: the file a/b.module (std/
@@ -107,8 +111,9 @@ class ModuleTable:
             raise DslError("E007", f"'{'.'.join(imp.path)}' imports itself (through its imports)",
                            imp.loc).located(importer.path, importer.text)
         source = parse(file.read_text(), key)
-        self._add_file(source, file.parent, loading | {key})
-        declared = {d.name: d for d in source.modules}
+        if key not in self.scopes:
+            self._add_file(source, file.parent, loading | {key})
+        declared = {d.name: d for d in self.scopes[key].values() if d.path == key}
         found = {}
         for name, alias in imp.names:
             if name not in declared:
@@ -119,11 +124,13 @@ class ModuleTable:
 
     # ------------------------------------------------------------ declarations
 
-    def declaration(self, name: str, loc: s.Loc | None) -> s.ModuleDecl:
-        if name not in self.modules:
-            known = ", ".join(sorted(self.modules)) or "none"
+    def declaration(self, name: str, loc: s.Loc | None, scope: str | None = None) -> s.ModuleDecl:
+        """The module `name` as the file `scope` sees it (the loaded file by default)."""
+        visible = self.scopes[scope] if scope is not None else self.modules
+        if name not in visible:
+            known = ", ".join(sorted(visible)) or "none"
             raise DslError("E002", f"no module named '{name}' (modules: {known})", loc)
-        return self._merged(self.modules[name], ())
+        return self._merged(visible[name], ())
 
     def _merged(self, decl: s.ModuleDecl, chain: tuple[str, ...]) -> s.ModuleDecl:
         """`decl` with the module it extends merged in: parameters and lets first from the
@@ -132,9 +139,10 @@ class ModuleTable:
             return decl
         if decl.extends in chain or decl.extends == decl.name:
             raise DslError("E011", f"'{decl.name}' extends itself (through {' -> '.join(chain)})", decl.loc)
-        if decl.extends not in self.modules:
+        visible = self.scopes.get(decl.path, self.modules)
+        if decl.extends not in visible:
             raise DslError("E011", f"'{decl.name}' extends '{decl.extends}', which is not declared or imported", decl.loc)
-        base = self._merged(self.modules[decl.extends], (*chain, decl.name))
+        base = self._merged(visible[decl.extends], (*chain, decl.name))
         params = {p.name: p for p in base.params}
         for p in decl.params:
             if p.name in params and p.added:
@@ -148,8 +156,17 @@ class ModuleTable:
     # ------------------------------------------------------------ instances
 
     def instantiate(self, name: str, args: tuple[object, ...], keywords: dict[str, object], loc: s.Loc | None,
-                    prefix: str = "") -> Instance:
-        decl = self.declaration(name, loc)
+                    prefix: str = "", scope: str | None = None) -> Instance:
+        """`name` (as the file `scope` sees it) instantiated; an error inside it is
+        rendered against the file that declares it."""
+        decl = self.declaration(name, loc, scope)
+        try:
+            return self._instance(decl, args, keywords, loc, prefix)
+        except DslError as e:
+            raise self.located(e, decl) from None
+
+    def _instance(self, decl: s.ModuleDecl, args, keywords, loc: s.Loc | None, prefix: str) -> Instance:
+        name = decl.name
         if decl.abstract:
             raise DslError("E011", f"'{name}' is abstract: instantiate a module that extends it", loc)
         instance = Instance(decl, prefix, _bind_arguments(decl, args, keywords, loc))
@@ -198,13 +215,15 @@ class ModuleTable:
             case s.ModuleTypeExpr(name=module, args=args, keywords=keywords):
                 values = tuple(evaluate(a, instance.constants) for a in args)
                 named = {k: evaluate(v, instance.constants) for k, v in keywords}
-                instance.children[p.name] = self.instantiate(module, values, named, p.type.loc, instance.dotted(p.name))
+                instance.children[p.name] = self.instantiate(module, values, named, p.type.loc, instance.dotted(p.name),
+                                                             instance.decl.path)
             case s.ArrayTypeExpr(count=count, element=element):
                 n = evaluate_int(count, instance.constants, f"the count of '{p.name}'")
                 values = tuple(evaluate(a, instance.constants) for a in element.args)
                 named = {k: evaluate(v, instance.constants) for k, v in element.keywords}
                 instance.children[p.name] = [
-                    self.instantiate(element.name, values, named, element.loc, instance.dotted(f"{p.name}.{i}"))
+                    self.instantiate(element.name, values, named, element.loc, instance.dotted(f"{p.name}.{i}"),
+                                     instance.decl.path)
                     for i in range(n)
                 ]
             case _:
