@@ -176,25 +176,30 @@ def test_import_reports_a_missing_weight():
 
 
 TRAIN = """
-from std.models import GPT2
+from std.models import GPT2, Llama
 
-model GPT2Loss(vocab: int, layers: int):
+model LanguageModelLoss(vocab: int, layers: int, llama: bool):
   params:
-    lm: GPT2(vocab_size=vocab, n_positions=16, d_model=32, n_layers=layers, num_heads=4)
+    lm: Llama(vocab_size=vocab, d_model=32, n_layers=layers, num_heads=4, num_kv_heads=2, d_ff=40) if llama
+    gpt: GPT2(vocab_size=vocab, n_positions=16, d_model=32, n_layers=layers, num_heads=4) if not llama
   forward:
     inputs:
       ids: [B, T, int32]
       labels: [N, int32]
     out: []
     graph:
-      ids -> lm -> view([N, vocab]) -> logits
+      if llama:
+        ids -> lm -> view([N, vocab]) -> logits
+      else:
+        ids -> gpt -> view([N, vocab]) -> logits
       (logits, labels) -> cross_entropy() -> out
 """
 
 
-def test_gpt2_trains_one_step_through_autodiff():
+@pytest.mark.parametrize("llama", [False, True])
+def test_models_train_one_step_through_autodiff(llama):
     program = dsl.load(TRAIN)
-    module = program.instantiate("GPT2Loss", vocab=37, layers=2, B=2, T=8, N=16)
+    module = program.instantiate("LanguageModelLoss", vocab=37, layers=2, llama=llama, B=2, T=8, N=16)
     value_and_grad = strata.value_and_grad(module, argnums=tuple(range(2, len(module.ops.first.args))))
     ids = RNG.integers(0, 37, (2, 8)).astype(np.int32)
     labels = np.roll(ids, -1, 1).reshape(-1)
