@@ -9,6 +9,9 @@
     for step in range(300):
         print(trainer.step(x=batch_x, y=batch_y))      # the loss; parameters updated
 
+The loss may also be a module whose first function returns the scalar loss, its
+`graph.role = "param"` arguments the parameters (a `strata.dsl` model with a loss, say).
+
 The step function is ordinary graph IR: the loss function, differentiated by `autodiff`,
 is inlined into `@train_step(params…, optimizer state…, hyper-parameters, inputs…)`, which
 returns `(loss, new params…, new state…)` computed by graph ops (the optimizer update is
@@ -89,17 +92,16 @@ def inline(block: Block, callee: func.FuncOp, arguments: Sequence[SSAValue]) -> 
     raise BuildError(f"@{callee.sym_name.data} has no func.return")
 
 
-def build_train_step(build_loss: Callable[[Graph], Tensor], optimizer: SGD | Adam) -> tuple[ModuleOp, list[str], list[str]]:
-    """The module holding @train_step, its parameter names and its input names."""
-    forward = Graph("loss")
-    loss = build_loss(forward)
-    if loss.shape != () or not is_float(loss.type.element_type):
-        raise BuildError(f"the loss must be a float scalar, got {loss.type}")
-    forward.output(loss)
-    module = forward.build()
-    gradient = differentiate(module, "loss")
-    arguments = list(forward.block.args)
-    attrs = forward.arg_attrs
+def build_train_step(build_loss: Callable[[Graph], Tensor] | ModuleOp, optimizer: SGD | Adam) -> tuple[ModuleOp, list[str], list[str]]:
+    """The module holding @train_step, its parameter names and its input names. The loss is
+    a builder function, or a module whose first function returns the float scalar loss
+    (its `graph.role = "param"` arguments are trained), such as a `strata.dsl` model."""
+    module = _loss_module(build_loss)
+    forward = module.body.block.first_op
+    (loss_type,) = forward.function_type.outputs.data
+    arguments = list(forward.body.block.args)
+    attrs = forward.arg_attrs.data
+    gradient = differentiate(module, forward.sym_name.data)
     roles = [a.data["graph.role"].data for a in attrs]
     names = [a.data["graph.name"].data for a in attrs]
     params = [i for i, r in enumerate(roles) if r == "param"]
@@ -119,7 +121,7 @@ def build_train_step(build_loss: Callable[[Graph], Tensor], optimizer: SGD | Ada
     hyper = {name: step.input(name, (), precision) for name in optimizer.hyper_parameters(1)}
     for i in inputs:
         values[i] = step.input(names[i], arguments[i].type.get_shape(), _dtype(arguments[i].type))
-    one = step.constant(1.0, loss.dtype)
+    one = step.constant(1.0, element_name(loss_type.element_type))
     results = inline(step.block, gradient, [values[i].value for i in range(len(arguments))] + [one.value])
     loss_value, gradients = results[0], results[1:]
     # @loss_grad returns one gradient per float argument, in argument order.
@@ -133,6 +135,21 @@ def build_train_step(build_loss: Callable[[Graph], Tensor], optimizer: SGD | Ada
     return build_module(step), [names[i] for i in params], [names[i] for i in inputs]
 
 
+def _loss_module(build_loss: Callable[[Graph], Tensor] | ModuleOp) -> ModuleOp:
+    if isinstance(build_loss, ModuleOp):
+        module = build_loss.clone()
+        function = module.body.block.first_op
+        outputs = function.function_type.outputs.data if isinstance(function, func.FuncOp) else ()
+    else:
+        forward = Graph("loss")
+        loss = build_loss(forward)
+        forward.output(loss)
+        module, outputs = forward.build(), (loss.type,)
+    if len(outputs) != 1 or outputs[0].get_shape() != () or not is_float(outputs[0].element_type):
+        raise BuildError(f"the loss must be one float scalar, got {', '.join(map(str, outputs)) or 'no result'}")
+    return module
+
+
 def _dtype(t: TensorType) -> str:
     return element_name(t.element_type)
 
@@ -141,7 +158,7 @@ class Trainer:
     """Compiles @train_step once and keeps parameters and optimizer state in arrays it
     updates in place after every step."""
 
-    def __init__(self, build_loss: Callable[[Graph], Tensor], optimizer: SGD | Adam,
+    def __init__(self, build_loss: Callable[[Graph], Tensor] | ModuleOp, optimizer: SGD | Adam,
                  init: dict[str, np.ndarray], target: str = "cpu"):
         self.module, self.param_names, self.input_names = build_train_step(build_loss, optimizer)
         self.optimizer = optimizer

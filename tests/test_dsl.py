@@ -13,10 +13,12 @@ import pytest
 import strata
 from strata import dsl
 from strata.dialects import graph
+from strata.runtime.cuda import cuda_available
 from strata.transforms.autodiff import differentiate
 from tests.targets import gpu_ptx
 
 RNG = np.random.default_rng(7)
+needs_gpu = pytest.mark.skipif(not cuda_available(), reason="no CUDA GPU")
 MODULES = "from std.modules import Linear, RMSNorm, LayerNorm, GeluMLP, SwiGLU_MLP, CausalSelfAttention\n"
 
 
@@ -145,8 +147,9 @@ def hf_pair(entry: str):
     return torch, config, model.eval()
 
 
+@pytest.mark.parametrize("target", ["cpu", pytest.param("cuda", marks=needs_gpu)])
 @pytest.mark.parametrize("entry", ["GPT2", "Llama", "LlamaTied"])
-def test_models_match_transformers(entry):
+def test_models_match_transformers(entry, target):
     torch, config, model = hf_pair(entry)
     name = "GPT2" if entry == "GPT2" else "Llama"
     program = dsl.load("from std.models import GPT2, Llama\n")
@@ -155,7 +158,7 @@ def test_models_match_transformers(entry):
     params = program.import_hf(name, state, **arguments)
     module = program.instantiate(name, B=2, T=7, **arguments)
     ids = RNG.integers(0, config.vocab_size, (2, 7)).astype(np.int32)
-    (logits,) = strata.compile(module)(ids, *params.values())
+    (logits,) = strata.compile(module, target=target)(ids, *params.values())
     expected = model(torch.tensor(ids, dtype=torch.long)).logits.detach().numpy()
     np.testing.assert_allclose(logits, expected, rtol=0, atol=1e-4)
     exported = program.export_hf(name, params, **arguments)
@@ -317,3 +320,15 @@ def test_instantiate_names_a_missing_dim_and_an_unknown_keyword():
         program.instantiate("CausalSelfAttention", d_model=8, num_heads=2, num_kv_heads=2, B=1, T=2, Q=3)
     with pytest.raises(dsl.DslError, match="E027.*multiple of num_kv_heads"):
         program.instantiate("CausalSelfAttention", d_model=12, num_heads=3, num_kv_heads=2, B=1, T=2)
+
+
+def test_trainer_trains_a_dsl_model():
+    module = dsl.load(TRAIN).instantiate("LanguageModelLoss", vocab=23, layers=1, llama=True, B=2, T=8, N=16)
+    function = module.ops.first
+    names = [a.data["graph.name"].data for a in function.arg_attrs.data]
+    init = {n: RNG.standard_normal(t.get_shape()).astype(np.float32) * 0.1
+            for n, t in zip(names[2:], function.function_type.inputs.data[2:])}
+    trainer = strata.Trainer(module, strata.Adam(lr=3e-2), init)
+    ids = RNG.integers(0, 23, (2, 8)).astype(np.int32)
+    losses = [trainer.step(ids=ids, labels=np.roll(ids, -1, 1).reshape(-1)) for _ in range(10)]
+    assert losses[-1] < 0.9 * losses[0]

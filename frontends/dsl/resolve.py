@@ -286,7 +286,7 @@ def _bind_arguments(decl: s.ModuleDecl, args: tuple[object, ...], keywords: dict
 
 def _module_file(path: tuple[str, ...], folder: Path) -> Path | None:
     if path and path[0] == "std":
-        std = Path(str(files("strata.frontends.dsl").joinpath("std")))
+        std = Path(str(files("strata.frontends.dsl") / "std"))
         candidate = std.joinpath(*path[1:-1], f"{path[-1]}.module") if len(path) > 1 else None
     else:
         candidate = folder.joinpath(*path[:-1], f"{path[-1]}.module") if path else None

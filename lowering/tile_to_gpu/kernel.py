@@ -25,6 +25,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from strata.dialects import tile, token
 from strata.dialects.tile_types import element_bytes
+from strata.lowering.tile_to_gpu import epilogue
 from strata.lowering.tile_to_gpu.barriers import Barriers, ordered_buffers
 from strata.lowering.tile_to_gpu.threads import ThreadMappedLowering
 from strata.lowering.tile_to_gpu.tiles import PartialsTile, RegisterTile, register_tile_in
@@ -319,7 +320,10 @@ class GpuKernelLowering(ThreadMappedLowering):
                 store = memref.StoreOp.get(element, part.buffer, [offset])
                 self.effect(lambda store=store: self.emit(store))
 
-        if registers:
+        if registers and epilogue.pairs_apply(registers[0].layout, stores, self.is_shared):
+            code, accesses = self.block_code(lambda: epilogue.store_pairs(self, registers[0].layout, stores, extents, origins))
+            self.place_inline(code, accesses)
+        elif registers:
             # An epilogue of an accumulator in registers: each thread stores its own cells.
             code, accesses = self.block_code(lambda: self.for_each_cell(registers[0].layout, extents, store_all))
             self.place_inline(code, accesses)
