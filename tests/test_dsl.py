@@ -15,7 +15,7 @@ from strata import dsl
 from strata.dialects import graph
 from strata.runtime.cuda import cuda_available
 from strata.transforms.autodiff import differentiate
-from tests.targets import gpu_ptx
+from targets import gpu_ptx
 
 RNG = np.random.default_rng(7)
 needs_gpu = pytest.mark.skipif(not cuda_available(), reason="no CUDA GPU")

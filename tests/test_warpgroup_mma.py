@@ -45,6 +45,7 @@ WARPGROUP_CASES = {
     "bias_gelu": matmul_bias_gelu(1536, 256, 1536, "bf16"),
     "wide_edges": matmul(3000, 136, 4000, "bf16"),  # 128 x 256 tiles, partial in m, n and k
     "wide_x_wT": matmul(4096, 192, 4096, "f16", props="transpose_b = true"),
+    "one_k_step": matmul(2048, 64, 4096, "bf16", props="transpose_b = true"),  # a loop of one trip keeps its pipeline
 }
 
 
@@ -84,6 +85,17 @@ def test_other_matmuls_keep_their_path(text):
     module = lowered(text)
     assert not any(WARPGROUP_MMA in k.attributes for k in gpu_kernels(module))
     assert WGMMA not in str(module)
+
+
+def test_unaligned_rows_stage_big_tiles_in_dynamic_shared_memory():
+    """k = 1001 elements: a's rows are no 16-byte chunks, so its 128 x 64 tiles (sized for the
+    warpgroup loop) are staged element by element; past static shared memory's 48 KiB the
+    staging buffers are dynamic shared memory."""
+    module = lowered(matmul(2048, 1001, 4096, "bf16"))
+    (kernel,) = gpu_kernels(module)
+    assert kernel.attributes["gpu.shared_bytes"].value.data <= 48 * 1024
+    assert kernel.attributes["gpu.dynamic_shared_bytes"].value.data > 0
+    ptxas(module_to_ptx(module, "sm_90")[1], "sm_90")
 
 
 def test_without_the_option_nothing_changes():

@@ -115,10 +115,11 @@ class GpuKernelLowering(ThreadMappedLowering):
         return self.emit(arith.IndexCastOp(value, IndexType()))
 
     def shared_alloca(self, shape: Sequence[int], element_type: Attribute, dynamic: bool = False) -> SSAValue:
-        """A shared-memory buffer: static, or (`dynamic`) at the next 16-byte aligned offset
-        of the kernel's dynamic shared memory, which is launched with its size and may pass
-        the 48 KiB of static shared memory (up to DYNAMIC_SHARED_LIMIT in all)."""
+        """A shared-memory buffer: static, or (`dynamic`, or where static shared memory would
+        pass its 48 KiB) at the next 16-byte aligned offset of the kernel's dynamic shared
+        memory, which is launched with its size (up to DYNAMIC_SHARED_LIMIT in all)."""
         size = prod(shape) * element_bytes(element_type)
+        dynamic = dynamic or self.shared_bytes + size > SHARED_BYTES_LIMIT
         alloca = memref.AllocaOp.get(element_type, 16, shape, memory_space=IntegerAttr(SHARED_MEMORY_SPACE, i64))
         if dynamic:
             alloca.attributes["gpu.dynamic_offset"] = IntegerAttr(self.dynamic_shared_bytes, i64)
@@ -144,12 +145,6 @@ class GpuKernelLowering(ThreadMappedLowering):
         self.bind_program_ids(block)
         self.lower_body()
         self.emit(func.ReturnOp())
-        if self.shared_bytes > SHARED_BYTES_LIMIT:
-            raise StrataError(
-                f"lower-tile-to-gpu: kernel @{kernel.sym_name.data} needs {self.shared_bytes} bytes of "
-                f"shared memory (limit {SHARED_BYTES_LIMIT}): use smaller tiles "
-                "(lower-graph-to-tile{tile_elements=... matmul_m=... matmul_n=... matmul_k=...})"
-            )
         limit = WARPGROUP_SHARED_LIMIT if self.warpgroup_mma_used else DYNAMIC_SHARED_LIMIT
         if self.shared_bytes + self.dynamic_shared_bytes > limit:
             raise StrataError(

@@ -235,11 +235,13 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
     leaves shared accesses pending ends with a barrier when the next iteration's first
     accesses conflict with them."""
     body = op.body.block
+    # A tensor-core k loop keeps its pipeline even for one trip: its tiles are sized for
+    # dynamic shared memory, which element-wise staging (static, 48 KiB) may not hold.
+    if warpgroup_loop(k, op) or pipelined_loop(k, op):
+        return
     bounds = [static_value(k.values[v]) for v in (op.lb, op.ub, op.step)]
     if None not in bounds and bounds[2] > 0 and bounds[0] < bounds[1] <= bounds[0] + bounds[2]:
         _single_trip(k, op)
-        return
-    if warpgroup_loop(k, op) or pipelined_loop(k, op):
         return
     carried: list[BufferTile | RegisterTile | None] = []
     initial: list[SSAValue] = []
