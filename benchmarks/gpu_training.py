@@ -4,7 +4,8 @@
     python benchmarks/gpu_training.py --config tiny --batch 2 --seq 64 --dtype f32
 
 Strata's step is the module DSL's std GPT2 with a cross-entropy loss (next-token labels),
-differentiated by autodiff and fused with an SGD update into one `@train_step` program
+differentiated by autodiff and fused with an SGD update (momentum 0, as PyTorch's default,
+its zero velocity state passed in) into one `@train_step` program
 (`strata.training.build_train_step`), compiled for CUDA; the timing is the compiled
 program's device work (`executable.run`: inputs and params already on the device,
 results left there), median of --repeat calls. PyTorch's step is `GPT2LMHeadModel` in the
@@ -79,7 +80,8 @@ def main() -> None:
                                vocab_size=vocab, n_positions=positions, **config)
 
     start = time.perf_counter()
-    step_module, names, _ = build_train_step(module, strata.SGD(lr=args.lr))
+    optimizer_strata = strata.SGD(lr=args.lr, momentum=0.0)
+    step_module, names, _ = build_train_step(module, optimizer_strata)
     exe = strata.compile(step_module, target="cuda", entry="train_step").run
     print(f"strata compile {time.perf_counter() - start:.1f} s, {len(exe.launches)} kernels")
 
@@ -87,8 +89,9 @@ def main() -> None:
     ids = rng.integers(0, vocab, (args.batch, args.seq)).astype(np.int32)
     labels = np.roll(ids, -1, 1).reshape(-1).astype(np.int32)
     weights = [params[name.removeprefix("lm.")].astype(storage) for name in names]
-    lr = np.array(args.lr, storage)
-    exe.set_inputs(*weights, lr, ids, labels)
+    state = [np.zeros_like(w) for w in weights for _ in optimizer_strata.state_names]
+    hyper = [np.array(v, storage) for v in optimizer_strata.hyper_parameters(1).values()]
+    exe.set_inputs(*weights, *state, *hyper, ids, labels)
     exe.launch()
     first = float(exe.get_results()[0])
 
