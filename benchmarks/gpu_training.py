@@ -2,6 +2,7 @@
 
     python benchmarks/gpu_training.py                          # GPT-2 small, bf16, 8 x 1024
     python benchmarks/gpu_training.py --config tiny --batch 2 --seq 64 --dtype f32
+    python benchmarks/gpu_training.py --profile               # and each kernel's time
 
 Strata's step is the module DSL's std GPT2 with a cross-entropy loss (next-token labels),
 differentiated by autodiff and fused with an SGD update (momentum 0, as PyTorch's default,
@@ -50,6 +51,7 @@ def main() -> None:
     p.add_argument("--dtype", choices=["bf16", "f32"], default="bf16")
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--profile", action="store_true", help="also time each of Strata's kernels (gpu_profile.py)")
     args = p.parse_args()
 
     import ml_dtypes
@@ -108,6 +110,10 @@ def main() -> None:
     strata_ms = timed(lambda: (exe.launch(), cuda.synchronize()), args.repeat)
     torch_ms = timed(lambda: (torch_step(), torch.cuda.synchronize()), args.repeat)
     print(f"train step  strata {strata_ms:8.2f} ms  torch eager {torch_ms:8.2f} ms  ratio {torch_ms / strata_ms:5.2f}x")
+    if args.profile:
+        from gpu_profile import profile
+
+        profile(exe)
 
 
 def timed(step, repeat: int) -> float:
