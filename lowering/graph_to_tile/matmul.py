@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType, f32
+from xdsl.dialects.builtin import BFloat16Type, DenseIntOrFPElementsAttr, Float16Type, TensorType, f32
 from xdsl.ir import Block, SSAValue
 
 from strata.dialects import graph, tile
@@ -77,10 +77,19 @@ def matmul_kernel(
     if (transpose_b and b_strides[-1] == 1 and p.cost.pretranspose_rows and m >= p.cost.pretranspose_rows
             and not (low_precision and p.cost.matmul_16bit_scale > 1)):  # fmt: skip
         (b, b_type, b_strides), transpose_b = pretransposed(p, label, b, b_type, b_strides), False
+    if low_precision and p.cost.matmul_16bit_scale > 1:
+        flops = 2 * math.prod(out_shape) * shape_of(a_type)[-2 if transpose_a else -1]
+        (a, a_type, a_strides), transpose_a = tensor_core_operand(p, f"{label}_a", (a, a_type, a_strides), transpose_a,
+                                                                  flops, along_k=True)
+        (b, b_type, b_strides), _ = tensor_core_operand(p, f"{label}_b", (b, b_type, b_strides), False, flops,
+                                                        along_k=transpose_b)
     accumulate = f32 if low_precision else element
     # The operand tiles as the mma reads them: 16-bit ones widened to f32 (tile.map).
     widened_bytes = element_bytes(accumulate)
-    kdim = shape_of(a_type)[-2 if transpose_a else -1]
+    # One operand's k may be padded with zeros for the tensor cores (tensor_core_operand):
+    # each is viewed with its own k, the loop runs over the longer.
+    a_k, b_k = shape_of(a_type)[-2 if transpose_a else -1], shape_of(b_type)[-1 if transpose_b else -2]
+    kdim = max(a_k, b_k)
     k_limit = p.cost.matmul_k
     if transpose_b:
         # b read along k: long k tiles (dot_k) as long as a k x n tile of b fits a tile.
@@ -135,8 +144,8 @@ def matmul_kernel(
     grid = (*batch, -(-m // tm), -(-n // tn))
     k = KernelBuilder(p.kernel_name(label), buffers, grid)
     *batch_ids, row, col = k.program_ids
-    part_a = k.partition(0, operand_view(a_type, a_strides, transpose_a, m, kdim), (*lead, tm, tk))
-    part_b = k.partition(1, operand_view(b_type, b_strides, transpose_b, kdim, n), (*lead, tk, tn))
+    part_a = k.partition(0, operand_view(a_type, a_strides, transpose_a, m, a_k), (*lead, tm, tk))
+    part_b = k.partition(1, operand_view(b_type, b_strides, transpose_b, b_k, n), (*lead, tk, tn))
     acc_shape = (*lead, tm, tn)
     zero = k.fill(0, acc_shape, accumulate)
 
@@ -188,6 +197,47 @@ def pretransposed(
     target_view = TensorViewType(swapped_shape, t.element_type, contiguous_strides(swapped_shape))
     copy_kernel(f"{label}_transpose_b", p, b, source_view, target, target_view)
     return target, t, contiguous_strides(swapped_shape)
+
+
+ROW_ALIGNMENT = 8
+"""16-bit elements per 16-byte chunk: the tensor-core paths copy operand rows in such chunks."""
+COPY_FLOPS = 32
+"""An operand is copied for the tensor cores only where the matmul does at least this many
+flops per copied element (a copy costs a read and a write of the operand) ..."""
+MIN_COPY_FLOPS = 1 << 28
+"""... and at least this many in all (below, the copy's launch costs more than it saves)."""
+
+
+def tensor_core_operand(
+    p: ProgramLowering, label: str, operand: tuple[SSAValue, TensorType, Sequence[int]], transposed: bool, flops: int,
+    along_k: bool,
+) -> tuple[tuple[SSAValue, TensorType, tuple[int, ...]], bool]:
+    """A 16-bit operand as the GPU's tensor-core paths read it fast: rows (its last axis)
+    contiguous, a multiple of 8 elements long, starting every 16 bytes. An operand read
+    transposed (a of aᵀ @ b: the weight gradient xᵀ @ dy), or whose rows are not so
+    aligned (the [tokens, 50257] logits gradient), is copied into a workspace with its last
+    two axes swapped (if transposed) and its rows padded to a multiple of 8 elements with
+    zeros, when its rows run along k (`along_k`: padding k with zeros leaves the product
+    unchanged) and the matmul's flops pay for the copy; otherwise it is returned as it is."""
+    buffer, t, strides = operand
+    shape = shape_of(t)
+    if transposed:
+        shape, strides = (*shape[:-2], shape[-1], shape[-2]), (*strides[:-2], strides[-1], strides[-2])
+    aligned = strides[-1] == 1 and all(s % ROW_ALIGNMENT == 0 for s in strides[:-1]) and shape[-1] % ROW_ALIGNMENT == 0
+    if (aligned and not transposed) or not along_k or flops < max(MIN_COPY_FLOPS, math.prod(shape) * COPY_FLOPS):
+        return operand, transposed
+    padded = (*shape[:-1], -(-shape[-1] // ROW_ALIGNMENT) * ROW_ALIGNMENT)
+    target = p.new_buffer(TensorType(t.element_type, padded))
+    target_strides = contiguous_strides(padded)
+    copy_kernel(f"{label}_aligned", p, buffer, TensorViewType(shape, t.element_type, strides), target,
+                TensorViewType(shape, t.element_type, target_strides))
+    if padded != shape:
+        zero = p.new_buffer(TensorType(t.element_type, (1,)), init=DenseIntOrFPElementsAttr.from_list(
+            TensorType(t.element_type, (1,)), [0.0]))
+        tail = (*shape[:-1], padded[-1] - shape[-1])
+        copy_kernel(f"{label}_padding", p, zero, TensorViewType(tail, t.element_type, (0,) * len(tail)), target,
+                    TensorViewType(tail, t.element_type, target_strides, shape[-1]))
+    return (target, TensorType(t.element_type, padded), target_strides), False
 
 
 def lower_matmul_epilogue(op: graph.FusedOp, p: ProgramLowering) -> None:

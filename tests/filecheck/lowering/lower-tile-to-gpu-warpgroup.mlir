@@ -8,12 +8,20 @@
 // K-major for x @ wᵀ), commit, wait for the previous step's products (wait_group 1); the
 // last wait (0) follows the loop and the epilogue reads the same registers. @wide: enough
 // output tiles to fill the SMs with 128 x 256 ones (matmul_16bit_n=256): m64n256k16, four
-// stages of 48 KiB. @odd: k = 100 is no multiple of 8 elements, so no 16-byte chunks: the
-// element-staged mma.sync path.
+// stages of 48 KiB. @odd: k = 100 is no multiple of 8 elements, so no 16-byte chunks, and
+// the matmul is too small (105 MFLOP) to pay for a copy of a: the element-staged mma.sync
+// path. @padded: the same k in a matmul big enough: a is copied into rows of 104 elements,
+// a second kernel zeroes the 4 padding columns, and the matmul reads it on the warpgroup
+// path (b keeps its 100 rows; the padded k's products are zero).
 // RUN: strata-opt %s -p "gpu-pipeline{warpgroup_mma=true}" | filecheck %s
 // RUN: strata-translate %s --emit=ptx --arch sm_90a | filecheck %s --check-prefix=PTX
 // RUN: strata-translate %s --emit=ptx --arch sm_90 | filecheck %s --check-prefix=SM90
 
+// CHECK-LABEL: func.func @padded(
+// CHECK:         %[[A:.*]] = tile.buffer {{.*}} : memref<212992xbf16>
+// CHECK:         tile.launch @padded_matmul_a_aligned_{{[0-9]+}}(%a, %[[A]])
+// CHECK:         tile.launch @padded_matmul_a_padding_{{[0-9]+}}(%{{.*}}, %[[A]])
+// CHECK:         tile.launch @padded_matmul_{{[0-9]+}}(%[[A]], %b,
 // CHECK-LABEL: func.func @main_matmul_0(
 // CHECK-SAME:    gpu.block_size = 256 : i64, gpu.shared_bytes = 0 : i64, gpu.dynamic_shared_bytes = 132080 : i64, gpu.barriers = 1 : i64, gpu.warpgroup_mma
 // CHECK:         memref.alloca() {gpu.dynamic_offset = 0 : i64, alignment = 16 : i64} : memref<66040xbf16, 3 : i64>
@@ -39,6 +47,8 @@
 // CHECK-NOT:     gpu.warpgroup_mma
 // CHECK-NOT:     ptx.wgmma
 // CHECK:         ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK-LABEL: func.func @padded_matmul_{{[0-9]+}}(
+// CHECK-SAME:    gpu.warpgroup_mma
 
 // PTX:       .target sm_90a
 // PTX-LABEL: .entry main_matmul_0(
@@ -74,7 +84,12 @@ func.func @wide(%a: tensor<4096x128xbf16>, %b: tensor<128x4096xbf16>) -> tensor<
   func.return %0 : tensor<4096x4096xbf16>
 }
 
-func.func @odd(%a: tensor<2048x100xbf16>, %b: tensor<100x2048xbf16>) -> tensor<2048x2048xbf16> {
+func.func @odd(%a: tensor<256x100xbf16>, %b: tensor<100x2048xbf16>) -> tensor<256x2048xbf16> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<256x100xbf16>, tensor<100x2048xbf16>) -> tensor<256x2048xbf16>
+  func.return %0 : tensor<256x2048xbf16>
+}
+
+func.func @padded(%a: tensor<2048x100xbf16>, %b: tensor<100x2048xbf16>) -> tensor<2048x2048xbf16> {
   %0 = "graph.matmul"(%a, %b) : (tensor<2048x100xbf16>, tensor<100x2048xbf16>) -> tensor<2048x2048xbf16>
   func.return %0 : tensor<2048x2048xbf16>
 }
