@@ -10,6 +10,7 @@ An op without a lowering is reported, never skipped.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -36,6 +37,7 @@ from strata.lowering.tile_builder import (
     contiguous_strides,
     flat_buffer_type,
     grid_of,
+    next_power_of_two,
 )
 
 
@@ -167,13 +169,23 @@ def same_layout_inputs(operands: Sequence[SSAValue], out_type: TensorType, p: Pr
     ]  # fmt: skip
 
 
+TRANSPOSE_TILE_ROWS = 32
+"""Rows of a transposing copy's tile (its columns fill the rest of the tile budget)."""
+
+
 def copy_kernel(
     op: Operation | str, p: ProgramLowering, source: SSAValue, source_view: TensorViewType,
     target: SSAValue, target_view: TensorViewType,
 ) -> None:
-    """A kernel copying `source_view` of one buffer into `target_view` of another."""
+    """A kernel copying `source_view` of one buffer into `target_view` of another. A copy
+    that transposes the last two axes (the source contiguous along the rows) takes tiles of
+    up to 32 rows, so a tile's reads are runs along the source's contiguous axis too."""
     shape = source_view.get_shape()
     tile_shape = p.cost.elementwise_tile(shape, source_view.element_type)
+    if len(shape) >= 2 and source_view.get_strides()[-2] == 1 and tile_shape[-2] < TRANSPOSE_TILE_ROWS:
+        room = math.prod(tile_shape[-2:])
+        rows = min(next_power_of_two(shape[-2]), TRANSPOSE_TILE_ROWS, room)
+        tile_shape = (*tile_shape[:-2], rows, min(next_power_of_two(shape[-1]), max(1, room // rows)))
     k = KernelBuilder(p.kernel_name(op), [source, target], grid_of(shape, tile_shape))
     value = k.load(k.partition(0, source_view, tile_shape), k.program_ids)
     k.store(value, k.partition(1, target_view, tile_shape), k.program_ids)
