@@ -14,8 +14,9 @@ from xdsl.dialects.builtin import (
     IntegerType,
     StringAttr,
     TensorType,
+    i64,
 )
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def
 
 from strata.dialects.graph_base import (
     BinaryElementwiseOp,
@@ -323,30 +324,41 @@ class CastOp(ElementwiseOp, ResultTypedOp):
             raise ShapeError(f"result shape {list(shape_of(result_type))} differs from x's {list(shape_of(x))}")
 
 
+DROPOUT_STEP_GAMMA = 0xD1B54A32D192ED03
+"""The odd constant a dropout's step multiplies into its key: key = seed + step · gamma
+(mod 2^64), docs/dropout-rng.md."""
+
+
 @irdl_op_definition
 class DropoutOp(ElementwiseOp):
-    """x * mask / (1 - p), mask drawn from a keyed counter-based RNG (seed, element index).
+    """x * mask / (1 - p), mask drawn from a keyed counter-based RNG (seed, step, element
+    index). The optional `step` (a rank-0 i64 tensor, 0 when absent) re-keys the draw at run
+    time: a training program takes a step counter there, so every step draws a fresh mask.
 
     Not `Pure`: two dropouts with equal operands are distinct random draws in intent and
-    must never be merged by CSE. The mask is a pure function of (seed, index), so the
+    must never be merged by CSE. The mask is a pure function of (seed, step, index), so the
     backward pass recomputes it instead of storing it (docs/dropout-rng.md).
 
     `%y = graph.dropout %x {p = 1.000000e-01 : f64, seed = 7 : i64} : (tensor<4xf32>) -> tensor<4xf32>`
+    `%y = graph.dropout %x, %step {p = 1.000000e-01 : f64, seed = 7 : i64} : (tensor<4xf32>, tensor<i64>) -> tensor<4xf32>`
     """
 
     name = "graph.dropout"
     x = operand_def(TensorType)
+    step = opt_operand_def(TensorType)
     result = result_def(TensorType)
     p = prop_def(FloatAttr[Float64Type])
     seed = prop_def(IntegerAttr[I64])
-    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x",)
+    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("x", "step")
 
-    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+    assembly_format = "$x (`,` $step^)? attr-dict `:` functional-type(operands, results)"
 
     @classmethod
     def infer_result_type(cls, operand_types, *, p=0.0, **params):
-        (x,) = operand_types
+        x, *step = operand_types
         require_float(x, "x")
+        if step and (shape_of(step[0]) != () or step[0].element_type != i64):
+            raise ShapeError(f"step must be a rank-0 i64 tensor, got {step[0]}")
         if not 0.0 <= p < 1.0:
             raise ShapeError(f"p must lie in [0, 1), got {p}")
         return x

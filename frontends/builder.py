@@ -352,8 +352,11 @@ def cast(x: Tensor, dtype: str) -> Tensor:
     return apply(graph.CastOp, [x], result_type=tensor(x.shape, _element_type(dtype, "graph.cast")))
 
 
-def dropout(x: Tensor, p: float, seed: int) -> Tensor:
-    return apply(graph.DropoutOp, [x], p=_number(p, "graph.dropout", "p"), seed=_number(seed, "graph.dropout", "seed", int))
+def dropout(x: Tensor, p: float, seed: int, step: Tensor | None = None) -> Tensor:
+    """x with elements dropped with probability p; `step` (a rank-0 i64 tensor, e.g. a
+    step-counter input) re-keys the mask at run time (docs/dropout-rng.md)."""
+    operands = [x] if step is None else [x, step]
+    return apply(graph.DropoutOp, operands, p=_number(p, "graph.dropout", "p"), seed=_number(seed, "graph.dropout", "seed", int))
 
 
 def _axes(axes: int | Sequence[int], op: str = "axes") -> tuple[int, ...]:

@@ -3,6 +3,7 @@ compile cache (`set_num_threads`, `cache_dir`, `clear_cache`: docs/cpu-backend.m
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from strata.support.errors import InputError, IRError, StrataError
 from strata.targets import target_named
 from strata.targets.cpu import CPU
 from strata.targets.passes import run_pipeline
+from strata.transforms.dropout_step import add_dropout_step
 
 __all__ = [
     "Executable", "cache_dir", "checked_entry", "checked_module", "clear_cache", "compile",
@@ -82,6 +84,8 @@ class Executable:
     kernels); calling it runs the program."""
     plan: dict | None = None
     """The memory plan (the plan JSON of docs/interfaces.md) of compiled targets."""
+    dropout_calls: itertools.count | None = None
+    """With `fresh_dropout`: the next call's dropout step (appended to the arguments)."""
 
     @property
     def module(self) -> ModuleOp:
@@ -90,7 +94,10 @@ class Executable:
         return self.run.module
 
     def __call__(self, *args: object) -> tuple[np.ndarray, ...]:
-        return self.run(*args)
+        return self.run(*self._with_step(args))
+
+    def _with_step(self, args: tuple) -> tuple:
+        return args if self.dropout_calls is None else (*args, np.int64(next(self.dropout_calls)))
 
     def run_on_device(self, *args: object) -> tuple:
         """target "cuda": run on numpy or device arrays (`__cuda_array_interface__`: torch,
@@ -98,7 +105,7 @@ class Executable:
         executable's arenas, valid until its next call)."""
         if not hasattr(self.run, "run_on_device"):
             raise StrataError(f"run_on_device needs target 'cuda', not '{self.target}'")
-        return self.run.run_on_device(*args)
+        return self.run.run_on_device(*self._with_step(args))
 
 
 def compile(
@@ -108,12 +115,15 @@ def compile(
     pipeline: str | None = None,
     fusion: bool = True,
     allow_tf32: bool = False,
+    fresh_dropout: bool = False,
 ) -> Executable:
     """Compile a module for a registered target: "cpu" (JIT through cpu-pipeline), "cuda",
     or "reference" (the numpy interpreter). `pipeline` runs on (a copy of) the graph first;
     `fusion=False` compiles one kernel per op (for ablations). `allow_tf32` (target "cuda"
     only) runs f32 matmuls on tensor cores as TF32: operands rounded to 10 mantissa bits,
-    f32 accumulation, relative errors around 1e-3 instead of 1e-6."""
+    f32 accumulation, relative errors around 1e-3 instead of 1e-6. `fresh_dropout` gives
+    the entry's dropouts a step that counts the calls (0, 1, 2, ...: add-dropout-step), so
+    each call draws fresh masks; without it every call repeats the same masks."""
     module = checked_module(module_or_text, "compile")
     if not isinstance(target, str):
         raise InputError(f"strata.compile: target must be a target name (str), got {type(target).__name__} {target!r}")
@@ -125,9 +135,21 @@ def compile(
         raise InputError(f"strata.compile: allow_tf32 must be a bool, got {type(allow_tf32).__name__}")
     if allow_tf32 and target != "cuda":
         raise InputError(f"strata.compile: allow_tf32 is for target 'cuda' (TF32 tensor cores), not '{target}'")
+    if not isinstance(fresh_dropout, bool):
+        raise InputError(f"strata.compile: fresh_dropout must be a bool, got {type(fresh_dropout).__name__}")
     options = {"allow_tf32": True} if allow_tf32 else {}
+    stepped = fresh_dropout and _with_dropout_step(module, entry)
+    if stepped:
+        module = stepped
     compiled = target_named(target).compile(module, entry, fusion=fusion, **options)
-    return Executable(entry, target, compiled, compiled.plan)
+    return Executable(entry, target, compiled, compiled.plan, itertools.count() if stepped else None)
+
+
+def _with_dropout_step(module: ModuleOp, entry: str | None) -> ModuleOp | None:
+    """A copy of `module` whose entry's dropouts take a `dropout_step` argument, or None
+    when the entry has no step-less dropout."""
+    copy = module.clone()
+    return copy if add_dropout_step(interpreter.find_entry(copy, entry)) is not None else None
 
 
 def with_pipeline(module: ModuleOp, pipeline: str | None) -> ModuleOp:

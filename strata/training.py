@@ -11,6 +11,8 @@
 
 The loss may also be a module whose first function returns the scalar loss, its
 `graph.role = "param"` arguments the parameters (a `strata.dsl` model with a loss, say).
+Dropouts in the loss take the step as their `step` (add-dropout-step): each step draws
+fresh masks, reproducibly, and the backward pass recomputes the forward's.
 
 The step function is ordinary graph IR: the loss function, differentiated by `autodiff`,
 is inlined into `@train_step(params…, optimizer state…, hyper-parameters, inputs…)`, which
@@ -38,6 +40,7 @@ from strata.frontends.builder import Graph, Tensor, build_module
 from strata.support.dtypes import element_name, tensor_dtype
 from strata.support.errors import BuildError
 from strata.transforms.autodiff import differentiate
+from strata.transforms.dropout_step import STEP_ARGUMENT, add_dropout_step
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,7 @@ def build_train_step(build_loss: Callable[[Graph], Tensor] | ModuleOp, optimizer
     (its `graph.role = "param"` arguments are trained), such as a `strata.dsl` model."""
     module = _loss_module(build_loss)
     forward = module.body.block.first_op
+    add_dropout_step(forward)  # fresh dropout masks every step (Trainer feeds the counter)
     (loss_type,) = forward.function_type.outputs.data
     arguments = list(forward.body.block.args)
     attrs = forward.arg_attrs.data
@@ -175,8 +179,11 @@ class Trainer:
         self.steps = 0
 
     def step(self, **inputs: np.ndarray) -> float:
-        """One training step on these inputs; returns the loss before the update."""
+        """One training step on these inputs; returns the loss before the update. A loss
+        with dropout gets the step number as its `dropout_step` (fresh masks each step)."""
         self.steps += 1
+        if STEP_ARGUMENT in self.input_names:
+            inputs = {STEP_ARGUMENT: np.int64(self.steps), **inputs}
         precision = next(iter(self.params.values())).dtype
         hyper = [np.array(v, precision) for v in self.optimizer.hyper_parameters(self.steps).values()]
         arguments = [*self.params.values(), *self.state.values(), *hyper, *(inputs[n] for n in self.input_names)]

@@ -37,6 +37,7 @@ from strata.support.timing import record, timed
 from strata.transforms.autodiff import AutodiffPass
 from strata.transforms.dedupe_kernels import DedupeKernelsPass, is_kernel
 from strata.transforms.expand_math import ExpandMathPass
+from strata.transforms.dropout_step import AddDropoutStepPass
 from strata.transforms.fuse_elementwise import FuseElementwisePass
 from strata.transforms.fuse_fma import FuseFmaPass
 from strata.transforms.fuse_patterns import FusePatternsPass
@@ -54,7 +55,7 @@ STRATA_PASSES: dict[str, PassFactory] = {
     for p in (
         AutodiffPass, FusePatternsPass, FuseElementwisePass, LowerGraphToTilePass, TokenDcePass, DedupeKernelsPass,
         LowerTileToLoopsPass, ExpandMathPass, PlanMemoryPass, VerifyMemoryPlanPass, FuseFmaPass,
-        SplitLoopsPass, LowerTileToGpuPass, LowerVslaToGraphPass,
+        SplitLoopsPass, LowerTileToGpuPass, LowerVslaToGraphPass, AddDropoutStepPass,
     )
 }  # fmt: skip
 """Strata's own passes by name (the named pipelines are kept in PIPELINES)."""

@@ -157,11 +157,13 @@ def cast(ctx: VjpContext) -> Cotangents:
 
 @register_vjp(graph.DropoutOp)
 def dropout(ctx: VjpContext) -> Cotangents:
-    """dx = dy · mask/(1-p), the mask recomputed by dropping out ones with the same (seed, p):
-    the keyed RNG makes it bit-identical to the forward's, so it is never stored."""
+    """dx = dy · mask/(1-p), the mask recomputed by dropping out ones with the same (seed,
+    step, p): the keyed RNG makes it bit-identical to the forward's, so it is never stored.
+    The step (an integer) gets no cotangent."""
     ones = ctx.full(1.0, ctx.operand_type(0))
-    mask = ctx.emit(graph.DropoutOp, [ones], p=ctx.params["p"], seed=ctx.params["seed"])
-    return [ctx.mul(ctx.cotangent, mask)]
+    step = [ctx.operand(1)] if len(ctx.op.operands) > 1 else []
+    mask = ctx.emit(graph.DropoutOp, [ones, *step], p=ctx.params["p"], seed=ctx.params["seed"])
+    return [ctx.mul(ctx.cotangent, mask), *([None] * len(step))]
 
 
 # ---------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from xdsl.ir import Block, SSAValue
 
 from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
+from strata.dialects.graph_elementwise import DROPOUT_STEP_GAMMA
 from strata.dialects.opinfo import register_tile_lowering
 from strata.dialects.tile_types import MAX_TILE_DIM, TensorViewType, TileType
 from strata.support.locations import location_prefix
@@ -59,16 +60,20 @@ def out_of_range(k: KernelBuilder, ids: SSAValue, bound: int) -> SSAValue:
 @register_tile_lowering(graph.DropoutOp)
 def lower_dropout(op: graph.DropoutOp, p: ProgramLowering) -> None:
     """The keyed counter-based mask (docs/dropout-rng.md) computed from each element's
-    flat index, so it matches the reference bit for bit and is never stored."""
+    flat index (and the run-time step, if any), so it matches the reference bit for bit
+    and is never stored."""
     params = op.params()
     out_type = op.result.type
     shape = logical_shape(out_type)
     element = out_type.element_type
     tile_shape = p.cost.elementwise_tile(shape, element)
     source, out = p.buffer_of(op.x), p.new_buffer(out_type)
-    k = KernelBuilder(p.kernel_name(op), [source, out], grid_of(shape, tile_shape))
+    steps = [p.buffer_of(op.step)] if op.step is not None else []
+    buffers = [source, *steps, out]
+    k = KernelBuilder(p.kernel_name(op), buffers, grid_of(shape, tile_shape))
     view = TensorViewType(shape, element, contiguous_strides(shape))
     x = k.load(k.partition(0, view, tile_shape), k.program_ids)
+    step = [k.load(k.partition(1, TensorViewType(shape, i64, (0,) * len(shape)), tile_shape), k.program_ids)] if steps else []
     indices = [k.iota(axis, tile_shape) for axis in range(len(shape))]
     origins = [
         k.add(arith.IndexCastOp(k.add(arith.MuliOp(pid, k.index(t))).results[0], i64)).results[0]
@@ -79,12 +84,16 @@ def lower_dropout(op: graph.DropoutOp, p: ProgramLowering) -> None:
 
     def body(block: Block, elements) -> SSAValue:
         e = Emitter(block)
-        value, *local = elements
+        value, *rest = elements
+        local = rest[len(step):]
+        key = e.const(_signed(seed), i64)
+        if step:
+            key = e(arith.AddiOp(key, e(arith.MuliOp(rest[0], e.const(_signed(DROPOUT_STEP_GAMMA), i64)))))
         flat = e.const(1, i64)
         for origin, index, stride in zip(origins, local, contiguous_strides(shape)):
             position = e(arith.AddiOp(origin, index))
             flat = e(arith.AddiOp(flat, e(arith.MuliOp(position, e.const(stride, i64)))))
-        z = e(arith.AddiOp(e.const(_signed(seed), i64), e(arith.MuliOp(flat, e.const(_signed(0x9E3779B97F4A7C15), i64)))))
+        z = e(arith.AddiOp(key, e(arith.MuliOp(flat, e.const(_signed(0x9E3779B97F4A7C15), i64)))))
         for shift, multiplier in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
             z = e(arith.MuliOp(e(arith.XOrIOp(z, e(arith.ShRUIOp(z, e.const(shift, i64))))), e.const(_signed(multiplier), i64)))
         z = e(arith.XOrIOp(z, e(arith.ShRUIOp(z, e.const(31, i64)))))
@@ -97,9 +106,9 @@ def lower_dropout(op: graph.DropoutOp, p: ProgramLowering) -> None:
         result = e(arith.SelectOp(keep, kept, e.const(0.0, compute)))
         return result if compute == element else e(arith.TruncFOp(result, element))
 
-    result = k.map([x, *indices], element, body)
-    k.store(result, k.partition(1, view, tile_shape), k.program_ids)
-    p.launch(k, [source, out])
+    result = k.map([x, *step, *indices], element, body)
+    k.store(result, k.partition(len(buffers) - 1, view, tile_shape), k.program_ids)
+    p.launch(k, buffers)
     p.bind(op.result, out)
 
 

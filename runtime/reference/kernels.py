@@ -16,7 +16,7 @@ from strata.dialects.graph_nn import above_diagonal
 from strata.dialects.opinfo import register_reference
 from strata.support.errors import ExecutionError
 from strata.support.dtypes import dense_to_numpy, tensor_dtype
-from strata.dialects.graph_elementwise import GELU_TANH_CUBIC, GELU_TANH_SCALE
+from strata.dialects.graph_elementwise import DROPOUT_STEP_GAMMA, GELU_TANH_CUBIC, GELU_TANH_SCALE
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -132,10 +132,16 @@ def cast(op: graph.CastOp, x: np.ndarray) -> np.ndarray:
 
 
 @register_reference(graph.DropoutOp)
-def dropout(op: graph.DropoutOp, x: np.ndarray) -> np.ndarray:
+def dropout(op: graph.DropoutOp, x: np.ndarray, step: np.ndarray | None = None) -> np.ndarray:
     params = op.params()
-    keep = dropout_keep_mask(int(params["seed"]), x.shape, float(params["p"]))
+    key = dropout_key(int(params["seed"]), 0 if step is None else int(step))
+    keep = dropout_keep_mask(key, x.shape, float(params["p"]))
     return np.where(keep, x * x.dtype.type(1.0 / (1.0 - params["p"])), x.dtype.type(0))
+
+
+def dropout_key(seed: int, step: int) -> int:
+    """The 64-bit key of a draw: seed + step · gamma (mod 2^64); step 0 keeps the seed."""
+    return (seed + step * DROPOUT_STEP_GAMMA) & 0xFFFFFFFFFFFFFFFF
 
 
 def dropout_keep_mask(seed: int, shape: tuple[int, ...], p: float) -> np.ndarray:

@@ -2648,3 +2648,21 @@ func.func @bool_axis(%x: tensor<4x8xf32>) {
   %0 = "graph.softmax"(%x) <{axis = true}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
   func.return
 }
+
+// -----
+
+// graph.dropout's step is one i64 scalar: a vector of steps.
+// CHECK: error: 'graph.dropout': step must be a rank-0 i64 tensor, got tensor<2xi64>
+func.func @dropout_step_shape(%x: tensor<4xf32>, %s: tensor<2xi64>) {
+  %0 = "graph.dropout"(%x, %s) <{p = 0.5 : f64, seed = 3 : i64}> : (tensor<4xf32>, tensor<2xi64>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// graph.dropout's step is an integer: an f32 step.
+// CHECK: error: 'graph.dropout': step must be a rank-0 i64 tensor, got tensor<f32>
+func.func @dropout_step_type(%x: tensor<4xf32>, %s: tensor<f32>) {
+  %0 = "graph.dropout"(%x, %s) <{p = 0.5 : f64, seed = 3 : i64}> : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  func.return
+}
