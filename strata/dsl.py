@@ -5,7 +5,8 @@
     exe = strata.compile(module)                          # then as any Strata program
 
     arguments = program.hf_arguments("Llama", hf_config)          # constructor parameters
-    params = program.import_hf("Llama", state_dict, **arguments)  # dotted name -> array
+    params = program.import_hf("Llama", state_dict, **arguments)  # dotted name -> array (or a
+                                                                  # .safetensors file / directory)
     report = program.verify_backward("MyLinear", B=4)    # explicit backward vs autodiff and FD
 """
 
@@ -37,6 +38,25 @@ def load(path_or_text: str | os.PathLike) -> Program:
     if not isinstance(path_or_text, str):
         raise DslError("E001", f"strata.dsl.load takes a path or DSL text, got {type(path_or_text).__name__}")
     return Program(_Program.load(path_or_text))
+
+
+def read_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """Every tensor of a `.safetensors` file, or of all such files in a directory."""
+    files = sorted(path.glob("*.safetensors")) if path.is_dir() else [path]
+    if not files or not all(f.is_file() for f in files):
+        raise DslError("E010", f"{path}: no .safetensors checkpoint there")
+    try:
+        from safetensors.numpy import load_file
+    except ImportError:
+        raise DslError("E010", "reading a .safetensors checkpoint needs the safetensors package "
+                       "(pip install 'strata-compiler[torch]')") from None
+    tensors: dict[str, np.ndarray] = {}
+    for file in files:
+        try:
+            tensors.update(load_file(str(file)))
+        except Exception as e:  # noqa: BLE001 - a corrupt file's reason becomes the diagnostic
+            raise DslError("E010", f"{file}: not a readable safetensors file ({type(e).__name__}: {e})") from None
+    return tensors
 
 
 @dataclass
@@ -89,9 +109,14 @@ class Program:
         """Constructor parameters from a `transformers` config (or dict) via `hf_config:`."""
         return hf.constructor_arguments(self._program.table.declaration(entry, None), config)
 
-    def import_hf(self, entry: str, state_dict: Mapping[str, object], **keywords: object) -> dict[str, np.ndarray]:
-        """Params (dotted name -> array) from a `transformers` state dict via `hf_mapping:`."""
+    def import_hf(self, entry: str, state_dict: Mapping[str, object] | str | os.PathLike,
+                  **keywords: object) -> dict[str, np.ndarray]:
+        """Params (dotted name -> array) via `hf_mapping:` from a `transformers` state dict,
+        or from a checkpoint on disk: a `.safetensors` file or a directory of them (as
+        `save_pretrained` writes it; needs the `safetensors` package)."""
         decl = self._program.table.declaration(entry, None)
+        if isinstance(state_dict, (str, os.PathLike)):
+            state_dict = read_safetensors(Path(state_dict))
         return hf.import_weights(decl, self._program.instance(entry, **keywords), state_dict)
 
     def export_hf(self, entry: str, params: Mapping[str, np.ndarray], **keywords: object) -> dict[str, np.ndarray]:

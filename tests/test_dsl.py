@@ -332,3 +332,20 @@ def test_trainer_trains_a_dsl_model():
     ids = RNG.integers(0, 23, (2, 8)).astype(np.int32)
     losses = [trainer.step(ids=ids, labels=np.roll(ids, -1, 1).reshape(-1)) for _ in range(10)]
     assert losses[-1] < 0.9 * losses[0]
+
+
+def test_import_from_a_safetensors_checkpoint_directory(tmp_path):
+    torch, config, model = hf_pair("Llama")
+    model.save_pretrained(tmp_path, safe_serialization=True)
+    program = dsl.load("from std.models import Llama\n")
+    arguments = program.hf_arguments("Llama", config)
+    from_disk = program.import_hf("Llama", tmp_path, **arguments)
+    in_memory = program.import_hf("Llama", model.state_dict(), **arguments)
+    assert list(from_disk) == list(in_memory)
+    for name in in_memory:
+        np.testing.assert_array_equal(from_disk[name], in_memory[name])
+    with pytest.raises(dsl.DslError, match="E010.*no .safetensors checkpoint"):
+        program.import_hf("Llama", tmp_path / "missing", **arguments)
+    (tmp_path / "broken.safetensors").write_bytes(b"not a checkpoint")
+    with pytest.raises(dsl.DslError, match="E010.*not a readable safetensors file"):
+        program.import_hf("Llama", tmp_path, **arguments)
