@@ -62,6 +62,27 @@ def test_embedding_cross_entropy_and_integer_tensors():
     assert (ids + 1).tolist() == [[1, 6], [3, 3]]
 
 
+def numpy_attention(q, k, v, scale, causal):
+    scores = scale * q @ np.swapaxes(k, -1, -2)
+    if causal:
+        scores = np.where(np.triu(np.ones(scores.shape[-2:], bool), 1), -np.inf, scores)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    return weights / weights.sum(-1, keepdims=True) @ v
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scaled_dot_product_attention_matches_numpy(dtype):
+    q, k, v = arrays((2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 6), dtype=dtype)
+    got = F.scaled_dot_product_attention(lt.tensor(q), lt.tensor(k), lt.tensor(v), is_causal=True).numpy()
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, numpy_attention(q, k, v, 0.5, causal=True), rtol=rtol, atol=rtol)
+    q_longer, k_shorter, v_shorter = arrays((3, 7, 4), (3, 2, 4), (3, 2, 6), dtype=dtype, seed=1)
+    got = F.scaled_dot_product_attention(lt.tensor(q_longer), lt.tensor(k_shorter), lt.tensor(v_shorter), scale=0.3).numpy()
+    np.testing.assert_allclose(got, numpy_attention(q_longer, k_shorter, v_shorter, 0.3, causal=False), rtol=rtol, atol=rtol)
+    with pytest.raises(strata.BuildError, match="scaled_dot_product_attention"):
+        F.scaled_dot_product_attention(lt.tensor(q), lt.tensor(k[..., :3]), lt.tensor(v))
+
+
 def test_views_read_their_base():
     a = np.arange(7 * 17, dtype=np.float64).reshape(7, 17)
     x = lt.tensor(a)

@@ -42,6 +42,23 @@ def test_gradients_match_finite_differences_in_f64():
             assert g[index] == pytest.approx(numeric, rel=1e-5, abs=1e-8), (i, index)
 
 
+def test_attention_gradients_match_the_matmul_softmax_formulation():
+    r = np.random.default_rng(1)
+    arrays = [r.standard_normal((2, 6, 4)) for _ in range(3)]
+    future = lt.tensor(np.triu(np.full((6, 6), -np.inf), 1))
+    weights = lt.tensor(r.standard_normal((2, 6, 4)))
+
+    def gradients(attention):
+        q, k, v = (lt.tensor(a, requires_grad=True) for a in arrays)
+        (attention(q, k, v) * weights).sum().backward()
+        return [t.grad.numpy() for t in (q, k, v)]
+
+    fused = gradients(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True))
+    composed = gradients(lambda q, k, v: F.softmax(q @ k.transpose(1, 2) * 0.5 + future, dim=-1) @ v)
+    for got, want in zip(fused, composed):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
 def test_backward_is_lazy_and_grads_accumulate_until_reset():
     w = lt.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
     lt.reset_stats()

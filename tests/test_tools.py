@@ -226,13 +226,14 @@ def test_translate_ptx_of_a_matmul(matmul_file):
 
 
 def test_gpu_kernel_over_the_shared_memory_limit_is_a_clear_error(tmp_path):
-    # CPU-sized f64 tiles (64x64x64: 96 KiB staged) do not fit a block's 48 KiB.
+    # CPU-sized f64 tiles (64x64x64: 96 KiB staged, past 48 KiB of static shared memory in
+    # dynamic shared memory) do not fit a block's 96 KiB in all.
     path = tmp_path / "big.mlir"
     t = "tensor<128x128xf64>"
     path.write_text(f'func.func @f(%a: {t}, %b: {t}) -> {t} {{\n  %0 = "graph.matmul"(%a, %b) : ({t}, {t}) -> {t}\n'
                     f"  func.return %0 : {t}\n}}\n")
     result = run_tool("strata-opt", str(path), "-p", "lower-graph-to-tile,token-dce,lower-tile-to-gpu")
-    assert_diagnostic(result, 2, "kernel @f_matmul_0 needs", "bytes of shared memory (limit 49152)", "use smaller tiles")
+    assert_diagnostic(result, 2, "kernel @f_matmul_0 needs", "of dynamic shared memory (limit 98304 in all)", "smaller tiles")
 
 
 def test_compile_reference_executable_matches_interpret():

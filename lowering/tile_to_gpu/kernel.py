@@ -150,7 +150,8 @@ class GpuKernelLowering(ThreadMappedLowering):
             raise StrataError(
                 f"lower-tile-to-gpu: kernel @{kernel.sym_name.data} needs {self.shared_bytes} bytes of static and "
                 f"{self.dynamic_shared_bytes} of dynamic shared memory (limit {limit} in all): "
-                "use fewer stages (lower-tile-to-gpu{mma_stages=...}) or smaller tiles"
+                "use fewer stages (lower-tile-to-gpu{mma_stages=...}) or smaller tiles "
+                "(lower-graph-to-tile{tile_elements=... matmul_m=... matmul_n=... matmul_k=...})"
             )
         function = func.FuncOp(kernel.sym_name.data, (list(self.entry.arg_types), []), Region(self.entry))
         function.attributes["gpu.kernel"] = UnitAttr()
