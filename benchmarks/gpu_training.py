@@ -19,10 +19,10 @@ Strata is faster. The first losses of both are printed (same weights) as a check
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 
 import numpy as np
+from common import timeit
 
 CONFIGS = {"small": dict(d_model=768, n_layers=12, num_heads=12), "tiny": dict(d_model=64, n_layers=2, num_heads=4)}
 
@@ -107,24 +107,13 @@ def main() -> None:
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
     torch_loss = float(torch_step())
     print(f"first loss: strata {first:.4f}, torch {torch_loss:.4f}")
-    strata_ms = timed(lambda: (exe.launch(), cuda.synchronize()), args.repeat)
-    torch_ms = timed(lambda: (torch_step(), torch.cuda.synchronize()), args.repeat)
+    strata_ms = timeit(lambda: (exe.launch(), cuda.synchronize()), args.repeat, warmup=1) * 1e3
+    torch_ms = timeit(lambda: (torch_step(), torch.cuda.synchronize()), args.repeat, warmup=1) * 1e3
     print(f"train step  strata {strata_ms:8.2f} ms  torch eager {torch_ms:8.2f} ms  ratio {torch_ms / strata_ms:5.2f}x")
     if args.profile:
         from gpu_profile import profile
 
         profile(exe)
-
-
-def timed(step, repeat: int) -> float:
-    """Median wall time of `step` (which synchronizes) in ms, after one warm-up call."""
-    step()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
 
 
 if __name__ == "__main__":
