@@ -8,6 +8,7 @@ odd sizes, partial k tiles, batches, transposed operands and fused epilogues.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -199,3 +200,28 @@ def test_stages_shrink_to_fit_the_shared_memory_limit():
     stage = (128 * (32 + 8) + 32 * (128 + 8)) * 2
     assert shared == (DYNAMIC_SHARED_LIMIT // stage) * stage == 5 * stage
     assert "ptx.cp.async.wait_group.3" in text
+
+
+def test_padded_k_operand_with_the_other_unpadded_on_the_cpu_loops(monkeypatch):
+    """lower-graph-to-tile's tensor-core copy pads a's k (513 -> 520) with zeros while b keeps
+    513 rows: every mma lowering multiplies over the shorter k, so b's rows past its end
+    (stale values of an earlier tile, here inf) never reach the sum."""
+    from strata.targets import cpu
+
+    monkeypatch.setattr(cpu.CpuPipelinePass, "STEPS", cpu.CpuPipelinePass.STEPS.replace(
+        "lower-graph-to-tile,", "lower-graph-to-tile{matmul_16bit_scale=2},"))
+    g = strata.Graph("f")
+    g.output(strata.ops.matmul(g.input("a", (512, 513), "bf16"), g.input("b", (513, 512), "bf16")))
+    module = g.build()
+    exe = strata.compile(module, target="cpu")
+    assert "matmul_a_padding" in str(exe.module)
+    rng = np.random.default_rng(1)
+    for poisoned in (True, False):
+        a = rng.standard_normal((512, 513)).astype(ml_dtypes.bfloat16)
+        b = rng.standard_normal((513, 512)).astype(ml_dtypes.bfloat16)
+        if poisoned:
+            b[-60:] = np.inf
+        (got,) = exe(a, b)
+        if not poisoned:
+            want = a.astype(np.float64) @ b.astype(np.float64)
+            np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=2e-2, atol=0.5)

@@ -26,7 +26,7 @@ from strata.lowering.tile_to_gpu.tensor_cores import tensor_core_mma
 from strata.lowering.tile_to_gpu.threads import MicroTiles
 from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values, register_tile_in
 from strata.lowering.tile_to_loops.kernel import BufferTile, LoadedTile, Tile
-from strata.lowering.tile_to_loops.mma import yielded_in_place
+from strata.lowering.tile_to_loops.mma import product_depth, yielded_in_place
 
 STAGE_PADDING = 4
 """Extra elements per staged row: transposed staging writes hit 8 banks, not 1, and rows
@@ -97,7 +97,7 @@ def _mma(k: GpuKernelLowering, op: tile.MmaOp) -> None:
     if isinstance(layout, MmaFragments):
         tensor_core_mma(k, op, layout)
         return
-    m, k_extent, n = a.extents[-2], a.extents[-1], b.extents[-1]
+    m, k_extent, n = a.extents[-2], product_depth(k, a, b), b.extents[-1]
     extents = [*acc.extents[:lead], m, n]
     if layout.active < k.block_size:
         _mma_in_shared_memory(k, op, a, b, acc, layout, extents)
@@ -122,7 +122,7 @@ def _mma_in_shared_memory(k: GpuKernelLowering, op: tile.MmaOp, a: Tile, b: Tile
     a_staged = stage(k, a, op.a.type.get_shape(), element, k_axis=1)
     b_staged = stage(k, b, op.b.type.get_shape(), element, k_axis=0)
     owner = ("micro-tiles", layout)
-    k_extent = a.extents[-1]
+    k_extent = product_depth(k, a, b)
 
     def compute() -> None:
         cells = layout.cells(k)

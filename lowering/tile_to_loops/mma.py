@@ -38,6 +38,16 @@ DOT = arith.FastMathFlagsAttr([arith.FastMathFlag.REASSOC, arith.FastMathFlag.AL
 """Dot products may also be reassociated (vectorized along k), like BLAS kernels."""
 
 
+def product_depth(k: KernelLowering, a: Tile, b: Tile) -> SSAValue:
+    """The k extent the product runs over: the shorter of a's columns and b's rows (one
+    operand's k may be padded with zeros past the other's, lower-graph-to-tile's
+    tensor-core copies: the other one's rows there hold nothing to read)."""
+    a_k, b_k = a.extents[-1], b.extents[-2]
+    if static_value(a_k) is not None and static_value(a_k) == static_value(b_k):
+        return a_k
+    return k.emit(arith.MinUIOp(a_k, b_k))
+
+
 def _mma(k: KernelLowering, op: tile.MmaOp) -> None:
     a, b, acc = k.tile_of(op.a), k.tile_of(op.b), k.tile_of(op.acc)
     acc_type = op.acc.type
@@ -45,7 +55,7 @@ def _mma(k: KernelLowering, op: tile.MmaOp) -> None:
     in_place = isinstance(acc, BufferTile) and acc is k.iter_buffers.get(op.acc) and yielded_in_place(op)
     target = acc if in_place else k.materialize(acc, acc_type.get_shape(), acc_type.element_type)
     zeros = [k.index(0)] * lead
-    m, kk, n = a.extents[-2], a.extents[-1], b.extents[-1]
+    m, kk, n = a.extents[-2], product_depth(k, a, b), b.extents[-1]
     k.values[op.result] = BufferTile(target.buffer, [*target.extents[:lead], m, n])
     full = (*op.a.type.get_shape()[-2:], op.b.type.get_shape()[-1])
     if not fits_micro_kernel(target, full[-1]):
