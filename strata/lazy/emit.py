@@ -103,6 +103,7 @@ EMITTERS: dict[str, Emitter] = {
     "select": lambda g, xs, p, payload: ops.select(*xs),
     "embedding": lambda g, xs, p, payload: ops.embedding(*xs),
     "cross_entropy": lambda g, xs, p, payload: ops.cross_entropy(*xs),
+    "attention": lambda g, xs, p, payload: ops.attention(*xs, scale=p["scale"], causal=p["causal"]),
     "scalar": _scalar,
     "full": _full,
     "leaf_ref": _identity,

@@ -8,6 +8,8 @@ Each records one graph op (or a few) of Strata's `graph` dialect.
 
 from __future__ import annotations
 
+import math
+
 from strata.lazy.creation import random_node
 from strata.lazy.errors import describe
 from strata.lazy.tensor import Tensor
@@ -71,6 +73,14 @@ def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None, bias: 
 
 def rms_norm(x: Tensor, normalized_shape, weight: Tensor, eps: float = 1e-6) -> Tensor:
     return x._op("rmsnorm", [weight], what="rms_norm", epsilon=float(eps))
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, is_causal: bool = False, scale: float | None = None) -> Tensor:
+    """softmax(scale * query @ key.T) @ value over the last two axes (graph.attention);
+    `is_causal` masks the positions after each query's own, and `scale` defaults to
+    1/sqrt(head size) as in PyTorch."""
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    return query._op("attention", [key, value], what="scaled_dot_product_attention", scale=scale, causal=bool(is_causal))
 
 
 def embedding(ids: Tensor, weight: Tensor) -> Tensor:

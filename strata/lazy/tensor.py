@@ -31,7 +31,7 @@ _serials = itertools.count(1)
 
 SAVES_INPUTS = frozenset({
     "mul", "div", "pow", "maximum", "minimum", "abs", "log", "rsqrt", "relu", "silu", "erf", "gelu",
-    "matmul", "reduce_max", "layernorm", "rmsnorm", "embedding", "cross_entropy", "select", "scalar",
+    "matmul", "reduce_max", "layernorm", "rmsnorm", "embedding", "cross_entropy", "select", "scalar", "attention",
 })  # fmt: skip
 """Ops whose backward reads their operands (what PyTorch saves for backward)."""
 SAVES_RESULT = frozenset({"exp", "sqrt", "rsqrt", "tanh", "sigmoid", "softmax", "log_softmax", "div", "reduce_max"})
