@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
 from xdsl.ir import Block, SSAValue
 
 from strata.api import compile
@@ -101,7 +101,7 @@ def build_train_step(build_loss: Callable[[Graph], Tensor] | ModuleOp, optimizer
     (its `graph.role = "param"` arguments are trained), such as a `strata.dsl` model."""
     module = _loss_module(build_loss)
     forward = module.body.block.first_op
-    add_dropout_step(forward)  # fresh dropout masks every step (Trainer feeds the counter)
+    stepped = add_dropout_step(forward) is not None  # fresh dropout masks every step (Trainer feeds the counter)
     (loss_type,) = forward.function_type.outputs.data
     arguments = list(forward.body.block.args)
     attrs = forward.arg_attrs.data
@@ -136,7 +136,15 @@ def build_train_step(build_loss: Callable[[Graph], Tensor] | ModuleOp, optimizer
         updated.append(p)
         new_state += s
     step.output(Tensor(step, loss_value), *updated, *new_state)
-    return build_module(step), [names[i] for i in params], [names[i] for i in inputs]
+    built = build_module(step)
+    if stepped:
+        built.body.block.first_op.attributes[DROPOUT_STEP_MARK] = UnitAttr()
+    return built, [names[i] for i in params], [names[i] for i in inputs]
+
+
+DROPOUT_STEP_MARK = "training.dropout_step"
+"""On @train_step when its `dropout_step` input was added for the loss's dropouts (the
+Trainer feeds it the step number)."""
 
 
 def _loss_module(build_loss: Callable[[Graph], Tensor] | ModuleOp) -> ModuleOp:
@@ -182,8 +190,8 @@ class Trainer:
         """One training step on these inputs; returns the loss before the update. A loss
         with dropout gets the step number as its `dropout_step` (fresh masks each step)."""
         self.steps += 1
-        if STEP_ARGUMENT in self.input_names:
-            inputs = {STEP_ARGUMENT: np.int64(self.steps), **inputs}
+        if DROPOUT_STEP_MARK in self.module.body.block.first_op.attributes:
+            inputs = {**inputs, STEP_ARGUMENT: np.int64(self.steps)}
         precision = next(iter(self.params.values())).dtype
         hyper = [np.array(v, precision) for v in self.optimizer.hyper_parameters(self.steps).values()]
         arguments = [*self.params.values(), *self.state.values(), *hyper, *(inputs[n] for n in self.input_names)]

@@ -97,3 +97,23 @@ def test_trainer_draws_a_fresh_mask_every_step():
         runs.append([trainer.step(x=x) for _ in range(4)])
     assert len(set(runs[0])) == 4  # the parameters do not move (lr 0): only the masks change
     assert runs[0] == runs[1]
+
+
+def test_a_loss_with_its_own_dropout_step_argument():
+    def clashing(g):
+        x, w = g.input("x", (4, 4)), g.param("w", (4, 4))
+        mine = g.input("dropout_step", (), "i64")
+        return ops.reduce_mean(ops.dropout(x @ w, 0.5, 1, mine) + ops.dropout(x @ w, 0.5, 2), (0, 1))
+
+    with pytest.raises(strata.IRError, match="already has an argument named 'dropout_step'"):
+        strata.Trainer(clashing, strata.SGD(lr=0.0), {"w": np.eye(4, dtype=np.float32)})
+
+    def own_step_only(g):
+        x, w = g.input("x", (16, 8)), g.param("w", (8, 8))
+        step = g.input("dropout_step", (), "i64")
+        return ops.reduce_mean(ops.dropout(x @ w, 0.5, 1, step) * (x @ w), (0, 1))
+
+    trainer = strata.Trainer(own_step_only, strata.SGD(lr=0.0, momentum=0.0), {"w": np.eye(8, dtype=np.float32)})
+    x = np.random.default_rng(3).standard_normal((16, 8)).astype(np.float32)
+    same = [trainer.step(x=x, dropout_step=np.int64(5)) for _ in range(2)]
+    assert same[0] == same[1]  # the caller's step, not the Trainer's counter

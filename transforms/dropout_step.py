@@ -19,7 +19,8 @@ A dropout's mask is a pure function of (seed, step, element index) (docs/dropout
 without a step, a compiled program repeats one mask on every call. The new trailing
 argument `dropout_step` is the step; `strata.compile(..., fresh_dropout=True)` and
 `strata.Trainer` feed it a counter. Dropouts that already have a step keep it; a
-function without step-less dropouts is left as it is. The backward pass of a
+function without step-less dropouts is left as it is; one that already has an argument
+named `dropout_step` is an error. The backward pass of a
 differentiated function recomputes each mask from the same step.
 """
 
@@ -34,6 +35,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from strata.dialects import graph
+from strata.support.errors import IRError
 
 STEP_ARGUMENT = "dropout_step"
 
@@ -44,6 +46,10 @@ def add_dropout_step(function: func.FuncOp) -> SSAValue | None:
     dropouts = [op for op in function.walk() if isinstance(op, graph.DropoutOp) and op.step is None]
     if not dropouts:
         return None
+    names = [a.data.get("graph.name") for a in function.arg_attrs.data] if function.arg_attrs is not None else []
+    if StringAttr(STEP_ARGUMENT) in names:
+        raise IRError(f"add-dropout-step: @{function.sym_name.data} already has an argument named "
+                      f"'{STEP_ARGUMENT}'; rename it, or give its dropouts their step yourself")
     block = function.body.block
     step = block.insert_arg(TensorType(i64, []), len(block.args))
     step.name_hint = STEP_ARGUMENT
