@@ -249,3 +249,25 @@ def test_compiled_step_rejects_host_reads_and_restages_for_new_shapes():
     assert scaled(lt.tensor([3.0, 4.0, 5.0])).tolist() == [6.0, 8.0, 10.0]
     assert scaled(lt.tensor([5.0, 6.0])).tolist() == [10.0, 12.0]
     assert lt.stats()["compiles"] == 2 and len(scaled.variants) == 2
+
+
+def test_compiled_calls_share_a_program_only_for_equal_functions_and_arguments():
+    x, y = lt.tensor([1.0, 2.0]), lt.tensor([3.0, 4.0])
+    lt.reset_stats()
+    scaled, scaled_again = lt.compile(lambda a: a * 1.5), lt.compile(lambda a: a * 1.5)
+    assert scaled(x).tolist() == [1.5, 3.0] and scaled_again(y).tolist() == [4.5, 6.0]
+    assert lt.stats()["compiles"] == 1  # equal staged structure: one program
+    assert np.signbit(lt.compile(lambda a: a * -0.0)(x).numpy()).all()
+    assert not np.signbit(lt.compile(lambda a: a * 0.0)(x).numpy()).any()
+    assert scaled(lt.tensor([1.0, 2.0], dtype="f64")).numpy().dtype == np.float64
+    assert scaled(lt.tensor([1.0, 2.0, 3.0])).tolist() == [1.5, 3.0, 4.5]
+    assert lt.stats()["compiles"] == 5  # a scalar's sign, a dtype, a shape: new programs
+    a, b, c = lt.tensor([1.0]), lt.tensor([10.0]), lt.tensor([100.0])
+    combine = lt.compile(lambda: a + 2.0 * b + 3.0 * c)
+    assert combine().tolist() == [321.0]
+    b.copy_(a)  # b's recipe is now a's: the call reads one value twice
+    assert combine().tolist() == [303.0]
+    b.copy_(lt.tensor([10.0]))
+    c.copy_(b)  # two distinct values again, aliased the other way
+    assert combine().tolist() == [51.0]
+    assert lt.stats()["compiles"] == 8

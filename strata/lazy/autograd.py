@@ -38,8 +38,9 @@ from strata.transforms.autodiff import CHECKPOINT, differentiate
 RETAINED: weakref.WeakSet = weakref.WeakSet()
 """Non-leaf tensors whose `.grad` backward fills (`Tensor.retain_grad`)."""
 
-BACKWARD_FUNCTIONS: dict[tuple, object] = {}
-"""Normalized region structure -> its differentiated `f_grad` (a func.func)."""
+BACKWARD_FUNCTIONS: dict[int, object] = {}
+"""`graphs.function_id` of the normalized region structure -> its differentiated `f_grad`
+(a func.func)."""
 
 
 class no_grad:
@@ -109,11 +110,12 @@ def backward(root: Node, label: str, cotangent: Node | None, retain_graph: bool)
         tuple(position[id(n)] for n in leaves),
         tuple(position[id(n)] for n in probes),
     )
-    if key not in BACKWARD_FUNCTIONS:
-        BACKWARD_FUNCTIONS[key] = _differentiate(order, root, leaves, probes, boundary)
+    function = graphs.function_id(key)
+    if function not in BACKWARD_FUNCTIONS:
+        BACKWARD_FUNCTIONS[function] = _differentiate(order, root, leaves, probes, boundary)
     zeros = [record("full", [], {"value": 0.0, "shape": n.shape, "dtype": n.dtype}, grad=False) for n in probes]
     arguments = leaves + probes + boundary
-    results = record_multi("call", [*leaves, *zeros, *boundary, cotangent], {"key": key}, payload=BACKWARD_FUNCTIONS[key])
+    results = record_multi("call", [*leaves, *zeros, *boundary, cotangent], {"function": function}, payload=BACKWARD_FUNCTIONS[function])
     floats = [n for n in arguments if n.dtype.startswith(("f", "bf"))]
     gradient_of = {id(n): results[1 + i] for i, n in enumerate(floats)}
     if not retain_graph:

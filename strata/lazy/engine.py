@@ -10,7 +10,10 @@ effect: the current value of every tensor state written in place since the last 
 Cache key: the normalized structure of the closure (`graphs.structure_key`: ops,
 parameters with scalars by bit pattern, operand positions, argument shapes and dtypes)
 plus the target. Views and aliases are ops over one argument, so the aliasing pattern
-is part of the structure. A hit runs the executable compiled before; a miss builds the
+is part of the structure. Forcing exactly the results of one multi-result op whose
+inputs are all arguments (a replayed staged step) skips the walk: its key is the op's
+parameters (a "call" names its function by `graphs.function_id`) with the arguments'
+aliasing pattern, shapes and dtypes. A hit runs the executable compiled before; a miss builds the
 graph, compiles it with `strata.compile` and stores it.
 
 Failure: a compile or run that fails commits nothing (no node receives a value), raises
@@ -78,12 +81,16 @@ class Engine:
                 f"strata.lazy.compile: reading {what} while staging a step function; return it "
                 f"from the function and read it after the call"
             )
-        order = graphs.closure(roots, Node.is_graph_input)
-        arguments = [n for n in order if n.is_graph_input()]
+        call = _whole_call(roots)
+        if call is not None:
+            order, arguments, key = _call_graph(call, roots, device)
+        else:
+            order = graphs.closure(roots, Node.is_graph_input)
+            arguments = [n for n in order if n.is_graph_input()]
+            key = (TARGETS[device], graphs.structure_key(order, roots, Node.is_graph_input))
         for node in arguments:
             if node.value is None:  # a random node: draw its samples now
                 node.set_value(rng.generate(node.payload, node.shape, node.dtype))
-        key = (TARGETS[device], graphs.structure_key(order, roots, Node.is_graph_input))
         compiled = self.compiled.get(key)
         if compiled is None:
             compiled = self._compile(order, roots, arguments, device)
@@ -128,7 +135,8 @@ class Engine:
         """Force every pending effect, then start a new step."""
         by_device: dict[str, list[Node]] = {}
         for base in self.pending.values():
-            by_device.setdefault(base.device, []).append(base.node)
+            if not base.node.materialized:  # most are, forced with a value read this step
+                by_device.setdefault(base.device, []).append(base.node)
         for device, nodes in by_device.items():
             self.force(nodes, device, "the pending effects of mark_step()")
         self.pending.clear()
@@ -136,6 +144,8 @@ class Engine:
 
 def _with_siblings(nodes: list[Node]) -> list[Node]:
     """`nodes` plus the other results of every multi-result op among them, in order."""
+    if len(nodes) == 1:  # the common read of one value: nothing to deduplicate
+        return [member for member in nodes[0].siblings or nodes if not member.materialized]
     roots: list[Node] = []
     seen: set[int] = set()
     for node in nodes:
@@ -144,6 +154,35 @@ def _with_siblings(nodes: list[Node]) -> list[Node]:
                 seen.add(id(member))
                 roots.append(member)
     return roots
+
+
+def _whole_call(roots: list[Node]) -> Node | None:
+    """The multi-result op whose results are exactly `roots`, in order, when all of its
+    inputs are graph inputs (a staged step replayed on computed state): the forced graph
+    is then that one op, known without walking it."""
+    first = roots[0]
+    if first.op != "item" or tuple(roots) != first.siblings:
+        return None
+    multi = first.inputs[0]
+    return multi if all(n.is_graph_input() for n in multi.inputs) else None
+
+
+def _call_graph(call: Node, roots: list[Node], device: str) -> tuple[list[Node], list[Node], tuple]:
+    """(closure, arguments, cache key) of forcing every result of `call`, the closure in
+    `graphs.closure`'s order. The key names the op by its parameters (a "call" names its
+    function by id) and its arguments by the aliasing pattern, shapes and dtypes: what
+    `structure_key` would spell out node by node, in a form of its own."""
+    arguments: list[Node] = []
+    position: dict[int, int] = {}
+    pattern = []
+    for node in call.inputs:
+        index = position.setdefault(id(node), len(arguments))
+        if index == len(arguments):
+            arguments.append(node)
+        pattern.append(index)
+    types = tuple((n.shape, n.dtype) for n in arguments)
+    key = (TARGETS[device], "whole call", call.op, graphs.canonical(call.params), call.recompute, tuple(pattern), types)
+    return [*arguments, call, *roots], arguments, key
 
 
 ENGINE = Engine()

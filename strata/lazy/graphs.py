@@ -5,7 +5,8 @@ depends only on the graph's structure (inputs visited in operand order), never o
 serial numbers or object addresses. `structure_key` names that closure with each node
 replaced by its position in the order: the same computation recorded twice (a training
 loop's every step) gets the same key, which is what the compile cache looks up.
-`build` emits the closure into a `strata.Graph`.
+`build` emits the closure into a `strata.Graph`. `function_id` stands in for the key of a
+graph function that a "call" node inlines.
 """
 
 from __future__ import annotations
@@ -65,6 +66,17 @@ def structure_key(order: Sequence[Node], roots: Sequence[Node], is_argument: Cal
             inputs = tuple(position[id(i)] for i in node.inputs)
             entries.append((node.op, canonical(node.params), inputs, node.recompute))
     return tuple(entries), tuple(position[id(r)] for r in roots)
+
+
+_function_ids: dict[tuple, int] = {}
+
+
+def function_id(key: tuple) -> int:
+    """A small number naming the graph function whose structure key is `key`, for the
+    parameters of the "call" node that inlines it: the function's key is then walked once,
+    when the function is made, not by `canonical` on every force through the call. Equal
+    keys get equal numbers (in this process), so equal functions share compiles."""
+    return _function_ids.setdefault(key, len(_function_ids))
 
 
 def build(

@@ -133,11 +133,15 @@ def record(op: str, inputs: Sequence[Node], params: dict | None = None, *, grad:
     return node
 
 
-def record_multi(op: str, inputs: Sequence[Node], params: dict | None = None, *, payload=None, what: str | None = None) -> tuple[Node, ...]:
+def record_multi(
+    op: str, inputs: Sequence[Node], params: dict | None = None, *, payload=None, what: str | None = None, types=None
+) -> tuple[Node, ...]:
     """The result nodes of a new multi-result node (never differentiated through),
-    siblings of each other."""
+    siblings of each other. `types` ([(shape, dtype)] of the results) skips inferring
+    them again when the caller replays an op whose types it already knows."""
     frozen = tuple(sorted((params or {}).items()))
-    types = infer_types(op, inputs, frozen, payload, what)
+    if types is None:
+        types = infer_types(op, inputs, frozen, payload, what)
     multi = Node(op, inputs, frozen, None, None, payload)
     results = tuple(Node("item", (multi,), (("index", i),), s, d) for i, (s, d) in enumerate(types))
     for r in results:

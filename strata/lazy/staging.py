@@ -84,7 +84,10 @@ class Region:
     """One staged variant: the function, where its arguments come from, its effects."""
 
     function: object
-    key: tuple
+    function_id: int
+    """`graphs.function_id` of the function's structure: the call node's parameter."""
+    types: list[tuple]
+    """(shape, dtype) of each result of the function."""
     sources: list[tuple]
     """Per argument of the function: ("arg", i), ("base", base), ("random", op nonce,
     kind, p, shape, dtype) or ("constant", node)."""
@@ -109,10 +112,12 @@ class CompiledFunction:
 
     def __call__(self, *args):
         signature = tuple(_signature(a) for a in args)
-        region = next((r for r in self.variants.get(signature, []) if r.guard == _guard(r.sources, r.grads)), None)
+        variants = self.variants.get(signature, [])
+        region = next((r for r in variants if r.guard == _guard(r.sources, r.grads)), None)
         if region is None:
             region = self._stage(args)
-            self.variants.setdefault(signature, []).append(region)
+        # At most one guard matches and a loop calls the same variant: check it first next time.
+        self.variants[signature] = [region, *(r for r in variants if r is not region)]
         return _replay(region, args)
 
     def _stage(self, args: tuple) -> Region:
@@ -150,12 +155,13 @@ def _build(staging: Staging, returned: object, args: tuple, name: str) -> Region
     values = graphs.build(graph, order, is_argument, lambda n: inputs[id(n)])
     graph.output(*(values[id(r)] for r in roots))
     function = graph.build().body.block.first_op
-    key = ("step", graphs.structure_key(order, roots, is_argument))
+    function_id = graphs.function_id(("step", graphs.structure_key(order, roots, is_argument)))
+    types = nodes.infer_types("call", arguments, (), function)
     targets = [(staging.arg_bases.get(id(w[0]), w[0]), w[3]) for w in writes]
     grad_flags = [(holder, g is not None) for holder, g in grads]
     device = next((a.device for a in args if isinstance(a, Tensor)), outputs[0].device if outputs else "cpu")
     guard = _guard(sources, [(holder, before) for holder, before in staging.grads.values()], before=True)
-    return Region(function, key, sources, targets, grad_flags, len(outputs), container, device, guard)
+    return Region(function, function_id, types, sources, targets, grad_flags, len(outputs), container, device, guard)
 
 
 def _source(node: Node, staging: Staging, name: str) -> tuple:
@@ -189,15 +195,16 @@ def _replay(region: Region, args: tuple):
             inputs.append(Node("random", (), (("kind", random_kind), ("p", p)), shape, dtype, payload=key))
         else:
             inputs.append(source[1])
-    results = list(record_multi("call", inputs, {"key": region.key}, payload=region.function))
-    outputs = [Tensor.wrap(results.pop(0), region.device) for _ in range(region.outputs)]
+    params = {"function": region.function_id}
+    results = iter(record_multi("call", inputs, params, payload=region.function, types=region.types))
+    outputs = [Tensor.wrap(next(results), region.device) for _ in range(region.outputs)]
     for target, count in region.writes:
         base = args[target]._base if isinstance(target, int) else target
-        base.node = results.pop(0)
+        base.node = next(results)
         base.version += count
         ENGINE.add_pending(base)
     for holder, has_gradient in region.grads:
-        holder.grad = Tensor.wrap(results.pop(0), holder.device) if has_gradient else None
+        holder.grad = Tensor.wrap(next(results), holder.device) if has_gradient else None
         if holder.grad is not None:
             ENGINE.add_pending(holder.grad._base)
     if region.container is None:
