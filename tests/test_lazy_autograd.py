@@ -271,3 +271,49 @@ def test_compiled_calls_share_a_program_only_for_equal_functions_and_arguments()
     c.copy_(b)  # two distinct values again, aliased the other way
     assert combine().tolist() == [51.0]
     assert lt.stats()["compiles"] == 8
+
+
+def test_compiled_step_restages_when_captured_state_stops_sharing_a_recipe():
+    a, b = lt.tensor([1.0]), lt.tensor([10.0])
+    b.copy_(a)  # b now shares a's recipe: staging reads it once
+    combine = lt.compile(lambda: a + 2.0 * b)
+    np.testing.assert_allclose(combine().numpy(), [3.0])
+    b.copy_(lt.tensor([10.0]))
+    np.testing.assert_allclose(combine().numpy(), [21.0])
+    assert len(combine.variants[()]) == 2
+
+
+def test_compiled_step_restages_when_arguments_stop_aliasing():
+    combine = lt.compile(lambda x, y: x + 2.0 * y)
+    x, y = lt.tensor([1.0]), lt.tensor([10.0])
+    np.testing.assert_allclose(combine(x, x).numpy(), [3.0])
+    np.testing.assert_allclose(combine(x, y).numpy(), [21.0])
+    np.testing.assert_allclose(combine(y, y).numpy(), [30.0])  # aliased again: the first variant
+    assert len(next(iter(combine.variants.values()))) == 2
+
+
+def test_compiled_step_writing_one_alias_and_reading_the_other():
+    def accumulate(x, y):
+        x.add_(1.0)
+        return y * 1.0
+
+    step = lt.compile(accumulate)
+    x, y = lt.tensor([1.0]), lt.tensor([5.0])
+    np.testing.assert_allclose(step(x, x).numpy(), [2.0])
+    np.testing.assert_allclose(step(x, y).numpy(), [5.0])
+    np.testing.assert_allclose(x.numpy(), [3.0])
+
+
+def test_compiled_step_with_unchanged_aliasing_reuses_its_variant():
+    state = lt.tensor([1.0, 2.0])
+    alias = state[:]  # a view of the same base, staged and replayed as one
+    step = lt.compile(lambda x, view: (state.mul_(2.0), x + view)[1])
+    x = lt.tensor([1.0, 1.0])
+    lt.reset_stats()
+    expected_state = np.array([1.0, 2.0])
+    for _ in range(4):
+        expected_state = expected_state * 2.0
+        np.testing.assert_allclose(step(x, alias).numpy(), 1.0 + expected_state)
+    np.testing.assert_allclose(state.numpy(), expected_state)
+    assert len(next(iter(step.variants.values()))) == 1
+    assert lt.stats()["compiles"] == 1

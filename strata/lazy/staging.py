@@ -15,8 +15,11 @@ then undone and the call is replayed like every later one:
 
 Python runs once per signature: control flow and Python numbers are frozen at staging.
 A variant is keyed by the arguments' shapes, dtypes and view steps (numbers by value) and
-guarded by the shapes of the state read and which gradients were None; a call matching
-no variant stages a new one.
+guarded by the shapes of the state read, which gradients were None, and the aliasing of
+the tensors it touches (which arguments and captured bases are one base or share a
+recipe: staging reads a shared recipe once, so the function assumes the sharing); a call
+matching no variant stages a new one. A captured tensor that is also passed as an
+argument at staging is taken to be that argument.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ class Staging:
         self.arg_bases = {id(a._base): i for i, a in enumerate(args) if isinstance(a, Tensor)}
         self.reads: dict[int, Base] = {}
         """id(node at call start) -> the base it was read from."""
+        self.bases_read: dict[int, Base] = {}
+        """id(base) -> every base read at call start, also those sharing a recipe read before."""
         self.writes: dict[int, list] = {}
         """id(base) -> [base, recipe at call start, version at call start, writes]."""
         self.grads: dict[int, tuple[Tensor, Tensor | None]] = {}
@@ -55,6 +60,7 @@ class Staging:
         node = base.node
         if id(base) not in self.writes and (not self.made(node) or node.op == "storage"):
             self.reads.setdefault(id(node), base)
+            self.bases_read.setdefault(id(base), base)
 
     def wrote(self, base: Base) -> None:
         entry = self.writes.setdefault(id(base), [base, base.node, base.version, 0])
@@ -95,10 +101,14 @@ class Region:
     """(the base written, or the index of the argument whose base it is; how many times)."""
     grads: list[tuple[Tensor, bool]]
     """(holder, whether the call leaves it a gradient): results after the writes."""
+    touched: list[Base | int]
+    """The bases the variant reads or writes as the call finds them (an argument by its
+    index): their aliasing is part of the guard."""
     outputs: int
     container: object
     device: str
-    guard: tuple
+    guard: tuple = ()
+    """`_guard` of the state the variant was staged on."""
 
 
 class CompiledFunction:
@@ -113,7 +123,7 @@ class CompiledFunction:
     def __call__(self, *args):
         signature = tuple(_signature(a) for a in args)
         variants = self.variants.get(signature, [])
-        region = next((r for r in variants if r.guard == _guard(r.sources, r.grads)), None)
+        region = next((r for r in variants if r.guard == _guard(r, args)), None)
         if region is None:
             region = self._stage(args)
         # At most one guard matches and a loop calls the same variant: check it first next time.
@@ -132,9 +142,11 @@ class CompiledFunction:
         finally:
             ENGINE.staging = None
         try:
-            return _build(staging, returned, args, self.__name__)
+            region = _build(staging, returned, args, self.__name__)
         finally:
             staging.undo()
+        region.guard = _guard(region, args)  # undone: the state as the call found it
+        return region
 
 
 def _build(staging: Staging, returned: object, args: tuple, name: str) -> Region:
@@ -159,9 +171,10 @@ def _build(staging: Staging, returned: object, args: tuple, name: str) -> Region
     types = nodes.infer_types("call", arguments, (), function)
     targets = [(staging.arg_bases.get(id(w[0]), w[0]), w[3]) for w in writes]
     grad_flags = [(holder, g is not None) for holder, g in grads]
+    captured = {id(b): b for b in [*staging.bases_read.values(), *(w[0] for w in writes)] if id(b) not in staging.arg_bases}
+    touched = [i for i, a in enumerate(args) if isinstance(a, Tensor)] + list(captured.values())
     device = next((a.device for a in args if isinstance(a, Tensor)), outputs[0].device if outputs else "cpu")
-    guard = _guard(sources, [(holder, before) for holder, before in staging.grads.values()], before=True)
-    return Region(function, function_id, types, sources, targets, grad_flags, len(outputs), container, device, guard)
+    return Region(function, function_id, types, sources, targets, grad_flags, touched, len(outputs), container, device)
 
 
 def _source(node: Node, staging: Staging, name: str) -> tuple:
@@ -218,11 +231,27 @@ def _signature(arg: object) -> tuple:
     return ("value", type(arg).__name__, repr(arg))
 
 
-def _guard(sources: list[tuple], grads: list[tuple], before: bool = False) -> tuple:
-    """What a variant assumes of live state: the shapes of the state it reads, and which
-    of the gradients it assigns were None when it was called."""
-    state = tuple((s[1].node.shape, s[1].node.dtype) for s in sources if s[0] == "base")
-    return state + tuple((grad if before else holder.grad) is None for holder, grad in grads)
+def _guard(region: Region, args: tuple) -> tuple:
+    """What a variant assumes of live state: the shapes of the state it reads, which of
+    the gradients it assigns are None, and the aliasing of the bases it touches."""
+    state = tuple((s[1].node.shape, s[1].node.dtype) for s in region.sources if s[0] == "base")
+    grads = tuple(holder.grad is None for holder, _ in region.grads)
+    return state + grads + _aliasing(region.touched, args)
+
+
+def _aliasing(touched: list[Base | int], args: tuple) -> tuple:
+    """Per touched base, the first touched one that is the same base and the first that
+    has the same recipe; () when all recipes differ (then all bases do), the usual case."""
+    bases = [args[t]._base if isinstance(t, int) else t for t in touched]
+    recipes = [id(b.node) for b in bases]
+    if len(set(recipes)) == len(recipes):
+        return ()
+    return ("aliasing", _first_equal([id(b) for b in bases]), _first_equal(recipes))
+
+
+def _first_equal(keys: list[int]) -> tuple[int, ...]:
+    first: dict[int, int] = {}
+    return tuple(first.setdefault(k, i) for i, k in enumerate(keys))
 
 
 def _flatten(returned: object, name: str) -> tuple[list[Tensor], object]:
