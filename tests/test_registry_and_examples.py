@@ -72,3 +72,19 @@ def test_demo_runs_and_reports():
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "verified" in result.stdout and "ok" in result.stdout
+
+
+def test_dsl_example_matches_transformers_trains_and_verifies():
+    import re
+    import subprocess
+
+    pytest.importorskip("transformers")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "dsl_models.py"), "--steps", "10"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    difference = float(re.search(r"logits vs transformers: max \|diff\| (\S+)", result.stdout).group(1))
+    first, last = map(float, re.search(r"training: loss (\S+) -> (\S+)", result.stdout).groups())
+    assert difference < 1e-4 and last < first
+    assert "verify-backward @ScaledTanh: ok" in result.stdout
