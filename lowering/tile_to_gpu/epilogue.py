@@ -42,20 +42,20 @@ def _paired_view(view: TensorViewType) -> bool:
 def store_pairs(k, layout: MmaFragments, stores: Sequence[tuple], extents: Sequence[SSAValue], origins) -> None:
     """The epilogue's stores, one 32-bit word per cell pair (see the module docstring)."""
     cells = layout.cells(k)
+    bases = [k.emit(memref.ExtractAlignedPointerAsIndexOp.get(part.buffer)) for _, part, _ in stores]
     for position in range(0, len(cells), 2):
         values = []
         for cell in (position + 1, position):  # the first cell last: `inside` stays its own
             k.inside, k.cell = k.clamp(cells[cell], extents, layout.shape), (layout, cell)
             values.append([k.read(value, cells[cell]) for _, _, value in stores])
         second, first = values
-        for (op, part, _), origin, low, high in zip(stores, origins, first, second):
+        for (op, part, _), base, origin, low, high in zip(stores, bases, origins, first, second):
             offset = k.element_offset(part.view, origin, cells[position])
             if part.buffer in k.barriers.ordered_buffers:
                 for cell in (position, position + 1):
                     k.note_write(part.buffer, cells[cell], None)
             word = pack(k, op.tile.type.element_type, low, high)
-            at = k.add(k.emit(memref.ExtractAlignedPointerAsIndexOp.get(part.buffer)),
-                       k.mul(offset, k.index(element_bytes(op.tile.type.element_type))))
+            at = k.add(base, k.mul(offset, k.index(element_bytes(op.tile.type.element_type))))
             k.effect(lambda at=at, word=word: k.inline_ptx("st.global.b32", [at, word]))
     k.inside, k.cell = None, None
 
