@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from strata.frontends.dsl import hf
 from strata.frontends.dsl.errors import DslError
 from strata.frontends.dsl.program import Program as _Program
+from strata.gradcheck import random_inputs
 from strata.runtime.reference.interpreter import find_entry, run_function
 from strata.transforms.autodiff import differentiate, gradient_name
 
@@ -133,8 +134,7 @@ class Program:
         forward = find_entry(module, entry)
         differentiate(module, entry)
         rng = np.random.default_rng(seed)
-        args = [rng.integers(0, 2, t.get_shape()).astype(np.int32) if "i" in str(t.element_type)
-                else rng.standard_normal(t.get_shape()) for t in forward.function_type.inputs.data]
+        args = random_inputs(forward, rng)
         outputs = run_function(module, forward, args)
         cotangents = [rng.standard_normal(o.shape) for o in outputs]
         mine = run_function(module, find_entry(module, f"{entry}_backward"), [*args, *cotangents])

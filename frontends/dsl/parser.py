@@ -74,9 +74,9 @@ def _syntax_message(e: UnexpectedInput) -> str:
 
 
 def _describe(terminal: str) -> str:
+    # punctuation and keywords are string terminals, shown as themselves below
     names = {"NAME": "a name", "NUMBER": "a number", "STRING": "a string", "_NL": "end of line",
-             "_INDENT": "an indented block", "_DEDENT": "end of block", "LPAR": "'('", "RPAR": "')'",
-             "LSQB": "'['", "RSQB": "']'", "COLON": "':'", "COMMA": "','", "__ANON_0": "'->'"}
+             "_INDENT": "an indented block", "_DEDENT": "end of block"}
     if terminal in names:
         return names[terminal]
     pattern = _parser().get_terminal(terminal).pattern

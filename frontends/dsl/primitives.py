@@ -55,8 +55,7 @@ primitive of its lower-case spelling."""
 
 def lookup(name: str) -> Primitive | None:
     key = ALIASES.get(name, name)
-    found = PRIMITIVES.get(key) or PRIMITIVES.get(ALIASES.get(key.lower(), key.lower()))
-    return found
+    return PRIMITIVES.get(key) or PRIMITIVES.get(ALIASES.get(key.lower(), key.lower()))
 
 
 def _axis(axis: int, rank: int) -> int:

@@ -78,12 +78,13 @@ class Program:
 
     def _dims(self, decl: s.ModuleDecl, root: Instance, keywords: Mapping[str, object]) -> dict[str, int]:
         symbolic = {d.name for port in decl.forward.inputs if isinstance(port.type, s.TensorTypeExpr)
-                    for d in port.type.dims if isinstance(d, s.Name) and d.name not in root.constants}
+                    for d in split_dtype(port.type, self.table.default_dtype)[0]
+                    if isinstance(d, s.Name) and d.name not in root.constants}
         unknown = set(keywords) - symbolic - {p.name for p in decl.parameters}
         if unknown:
             raise DslError("E002", f"{decl.name} has no parameter or input dim {', '.join(sorted(unknown))} "
                            f"(parameters: {', '.join(p.name for p in decl.parameters) or 'none'}; "
-                           f"dims: {', '.join(sorted(symbolic - {'fp32', 'bf16', 'fp16', 'int32'})) or 'none'})", decl.loc)
+                           f"dims: {', '.join(sorted(symbolic)) or 'none'})", decl.loc)
         return {k: int(v) for k, v in keywords.items() if k in symbolic}
 
     def _inputs(self, graph: Graph, decl: s.ModuleDecl, root: Instance, dims: dict[str, int],

@@ -110,9 +110,8 @@ class ModuleTable:
         if key in loading:
             raise DslError("E007", f"'{'.'.join(imp.path)}' imports itself (through its imports)",
                            imp.loc).located(importer.path, importer.text)
-        source = parse(file.read_text(), key)
-        if key not in self.scopes:
-            self._add_file(source, file.parent, loading | {key})
+        if key not in self.scopes:  # a file imported again (std/modules by every std file) is parsed once
+            self._add_file(parse(file.read_text(), key), file.parent, loading | {key})
         declared = {d.name: d for d in self.scopes[key].values() if d.path == key}
         found = {}
         for name, alias in imp.names:

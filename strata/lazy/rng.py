@@ -24,9 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from strata.runtime.reference.kernels import dropout_keep_mask
 from strata.support.dtypes import numpy_dtype, element_type_for
-
-_GOLDEN_GAMMA = np.uint64(0x9E3779B97F4A7C15)
 
 
 @dataclass(frozen=True)
@@ -63,21 +62,12 @@ def derived_seed(key: RandomKey) -> int:
     return int(state.view(np.int64))
 
 
-def dropout_keep(seed: int, count: int, p: float) -> np.ndarray:
-    """graph.dropout's keep bits for elements 0..count-1 (docs/dropout-rng.md)."""
-    z = np.uint64(seed & (2**64 - 1)) + (np.arange(1, count + 1, dtype=np.uint64) * _GOLDEN_GAMMA)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return (z >> np.uint64(40)).astype(np.float64) * 2.0**-24 >= p
-
-
 def generate(key: RandomKey, shape: tuple[int, ...], dtype: str) -> np.ndarray:
     """The samples of `key` with this shape and element type."""
     target = numpy_dtype(element_type_for(dtype))
     if key.kind == "normal":
         rng = np.random.default_rng([key.seed & (2**63 - 1), key.draw, key.op])
         return rng.standard_normal(shape).astype(target)
-    keep = dropout_keep(derived_seed(key), int(np.prod(shape)), key.p).reshape(shape)
+    keep = dropout_keep_mask(derived_seed(key), shape, key.p)
     scale = np.asarray(1.0 / (1.0 - key.p)).astype(target)
     return np.where(keep, scale, np.zeros((), target)).astype(target)
