@@ -160,18 +160,20 @@ def main(argv=None) -> int:
             q, k, v = (rng.standard_normal(shape, dtype=np.float32).astype(ml_dtypes.bfloat16) for _ in range(3))
             g = strata.Graph("attention")
             g.output(ops.attention(*(g.input(n, shape, "bf16") for n in "qkv"), scale=head**-0.5, causal=causal))
-            exe = strata.compile(g.build(), target="cuda").run
             tq, tk, tv = (torch.from_numpy(x.astype(np.float32)).cuda().to(torch.bfloat16) for x in (q, k, v))
             sdpa = lambda: F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)  # noqa: E731
-            got, want = exe(q, k, v)[0].astype(np.float32), sdpa().float().cpu().numpy()
-            error = float(np.max(np.abs(got - want)))
-            if error > 0.05:
-                raise SystemExit(f"attention mismatch: max |Δ| = {error}")
-            exe.set_inputs(q, k, v)
-            s, t = strata_time(exe), torch_time(sdpa)
+            want = sdpa().float().cpu().numpy()
+            t = torch_time(sdpa)
             flops = 4 * batch * heads * seq * seq * head / (2 if causal else 1)
-            report("attn", f"bf16 {batch}x{heads}x{seq}x{head}{' causal' if causal else ''}", s, t,
-                   f"strata {flops / s / 1e12:.1f} TFLOP/s, SDPA {flops / t / 1e12:.1f} TFLOP/s")
+            for p16 in (False, True):
+                exe = strata.compile(g.build(), target="cuda", allow_16bit_attention_p=p16).run
+                error = float(np.max(np.abs(exe(q, k, v)[0].astype(np.float32) - want)))
+                if error > 0.05:
+                    raise SystemExit(f"attention mismatch: max |Δ| = {error}")
+                exe.set_inputs(q, k, v)
+                s = strata_time(exe)
+                report("attn", f"bf16 {batch}x{heads}x{seq}x{head}{' causal' if causal else ''}{' p16' if p16 else ''}",
+                       s, t, f"strata {flops / s / 1e12:.1f} TFLOP/s, SDPA {flops / t / 1e12:.1f} TFLOP/s")
     if "launch" in args.only:
         import os
         import time

@@ -116,12 +116,16 @@ def compile(
     fusion: bool = True,
     allow_tf32: bool = False,
     fresh_dropout: bool = False,
+    allow_16bit_attention_p: bool = False,
 ) -> Executable:
     """Compile a module for a registered target: "cpu" (JIT through cpu-pipeline), "cuda",
     or "reference" (the numpy interpreter). `pipeline` runs on (a copy of) the graph first;
     `fusion=False` compiles one kernel per op (for ablations). `allow_tf32` (target "cuda"
     only) runs f32 matmuls on tensor cores as TF32: operands rounded to 10 mantissa bits,
-    f32 accumulation, relative errors around 1e-3 instead of 1e-6. `fresh_dropout` gives
+    f32 accumulation, relative errors around 1e-3 instead of 1e-6. `allow_16bit_attention_p`
+    (target "cuda" only) lets the bf16/f16 flash-attention kernel round its probabilities
+    to 16 bits before multiplying them with v, as FlashAttention does: half the p v
+    products, outputs about an ulp further from the reference. `fresh_dropout` gives
     the entry's dropouts a step that counts the calls (0, 1, 2, ...: add-dropout-step), so
     each call draws fresh masks; without it every call repeats the same masks."""
     module = checked_module(module_or_text, "compile")
@@ -135,9 +139,15 @@ def compile(
         raise InputError(f"strata.compile: allow_tf32 must be a bool, got {type(allow_tf32).__name__}")
     if allow_tf32 and target != "cuda":
         raise InputError(f"strata.compile: allow_tf32 is for target 'cuda' (TF32 tensor cores), not '{target}'")
+    if not isinstance(allow_16bit_attention_p, bool):
+        raise InputError(
+            f"strata.compile: allow_16bit_attention_p must be a bool, got {type(allow_16bit_attention_p).__name__}"
+        )
+    if allow_16bit_attention_p and target != "cuda":
+        raise InputError(f"strata.compile: allow_16bit_attention_p is for target 'cuda' (flash attention), not '{target}'")
     if not isinstance(fresh_dropout, bool):
         raise InputError(f"strata.compile: fresh_dropout must be a bool, got {type(fresh_dropout).__name__}")
-    options = {"allow_tf32": True} if allow_tf32 else {}
+    options = {name: True for name, wanted in (("allow_tf32", allow_tf32), ("allow_16bit_attention_p", allow_16bit_attention_p)) if wanted}
     stepped = fresh_dropout and _with_dropout_step(module, entry)
     if stepped:
         module = stepped

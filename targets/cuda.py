@@ -47,6 +47,8 @@ class GpuPipelinePass(PipelinePass):
 
     allow_tf32: bool = False
     """f32 matmuls on tensor cores as TF32 (lower-tile-to-gpu{tf32=true})."""
+    allow_16bit_attention_p: bool = False
+    """The flash kernel's probabilities rounded to 16 bits (lower-tile-to-gpu{attention_p16=true})."""
     warpgroup_mma: bool = False
     """16-bit matmuls on sm_90's warpgroup mma: 128 x 256 x 64 tiles (matmul_16bit_n=256,
     matmul_16bit_k=64) and lower-tile-to-gpu{warpgroup_mma=true}; the PTX is then for sm_90a
@@ -56,7 +58,12 @@ class GpuPipelinePass(PipelinePass):
     def steps(self) -> str:
         added = {
             "lower-graph-to-tile": ["matmul_16bit_k=64", "matmul_16bit_n=256"] if self.warpgroup_mma else [],
-            "lower-tile-to-gpu": [o for o, wanted in (("tf32=true", self.allow_tf32), ("warpgroup_mma=true", self.warpgroup_mma)) if wanted],
+            "lower-tile-to-gpu": [
+                o for o, wanted in (
+                    ("tf32=true", self.allow_tf32), ("warpgroup_mma=true", self.warpgroup_mma),
+                    ("attention_p16=true", self.allow_16bit_attention_p),
+                ) if wanted
+            ],
         }  # fmt: skip
         return ",".join(with_options(step, added.get(step.split("{")[0], [])) for step in split_spec(super().steps()))
 
@@ -75,10 +82,12 @@ class CudaTarget(Target):
     pipeline = GpuPipelinePass
     emits = ("ptx",)
 
-    def compile(self, module: ModuleOp, entry: str | None = None, fusion: bool = True, allow_tf32: bool = False) -> CudaExecutable:
+    def compile(self, module: ModuleOp, entry: str | None = None, fusion: bool = True, allow_tf32: bool = False,
+                allow_16bit_attention_p: bool = False) -> CudaExecutable:
         cuda = cuda_runtime.require_cuda()  # before lowering: no GPU is a clear error, not a late one
         warpgroup_mma = cuda_runtime.warpgroup_mma_available(cuda)
-        return CudaExecutable(self.lowered_program(module, entry, fusion, allow_tf32=allow_tf32, warpgroup_mma=warpgroup_mma))
+        options = {"allow_tf32": allow_tf32, "allow_16bit_attention_p": allow_16bit_attention_p, "warpgroup_mma": warpgroup_mma}
+        return CudaExecutable(self.lowered_program(module, entry, fusion, **options))
 
     def emit(self, module: ModuleOp, kind: str, arch: str | None = None) -> str:
         """PTX for `arch` (sm_90 by default); sm_90a lowers 16-bit matmuls for the warpgroup mma."""

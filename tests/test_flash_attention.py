@@ -75,28 +75,46 @@ def test_flash_ptx_is_accepted_by_ptxas(arch):
 
 
 @needs_gpu
+@pytest.mark.parametrize("p16", [False, True], ids=["p-split", "p16"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_flash_attention_on_gpu(case):
+def test_flash_attention_on_gpu(case, p16):
     """scale 1/sqrt(head), unit normal inputs: a well-conditioned softmax (with scale 1 and
     |scores| in the hundreds, a row's two largest scores can tie within the f32 rounding of
     any summation order, and the output then follows either row of v). Outputs near zero
     come from cancellation in sum(p v): there any summation order (the three kernels' too)
     is off by many ulps of a tiny result, so ulps are bounded where |out| >= 1/16, and the
-    absolute error everywhere by an ulp of the largest output."""
+    absolute error everywhere by an ulp of the largest output. With p rounded to 16 bits
+    (`allow_16bit_attention_p`) each term p v of the output's sum is off by up to 2^-9 (bf16;
+    2^-12 f16) of its size: the error is bounded by that of sum(p |v|) / l, the attention of
+    |v|, on top of two ulps of the output and one of the largest."""
     q, k, v, dtype, causal = CASES[case]
     text = attention(q, k, v, dtype, causal)
     rng = np.random.default_rng(21)
     inputs = [rng.standard_normal(s, dtype=np.float32).astype(NUMPY_DTYPES[dtype]) for s in (q, k, v)]
     (want,) = strata.interpret(text, *inputs)
-    (got,) = strata.compile(text, target="cuda")(*inputs)
+    (got,) = strata.compile(text, target="cuda", allow_16bit_attention_p=p16)(*inputs)
     assert got.shape == want.shape and got.dtype == want.dtype
-    ulps = low_precision_ulps(got, want)
-    away_from_zero = np.abs(want.astype(np.float64)) >= 1 / 16
-    assert ulps[away_from_zero].max() <= 2
-    largest = np.abs(want.astype(np.float64)).max()
     mantissa = 10 if want.dtype == np.float16 else 7
+    exact = want.astype(np.float64)
+    largest = np.abs(exact).max()
     ulp_of_largest = 2.0 ** (np.floor(np.log2(largest)) - mantissa)
-    assert np.abs(got.astype(np.float64) - want.astype(np.float64)).max() <= ulp_of_largest
+    error = np.abs(got.astype(np.float64) - exact)
+    if p16:
+        (magnitude,) = strata.interpret(text, inputs[0], inputs[1], np.abs(inputs[2]))
+        ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(exact), 2.0**-100))) - mantissa)
+        assert np.all(error <= 2 * ulp + ulp_of_largest + 2.0 ** -(mantissa + 2) * magnitude.astype(np.float64))
+        return
+    ulps = low_precision_ulps(got, want)
+    away_from_zero = np.abs(exact) >= 1 / 16
+    assert ulps[away_from_zero].max() <= 2
+    assert error.max() <= ulp_of_largest
+
+
+def test_16_bit_attention_p_is_for_the_gpu_only():
+    from strata.support.errors import InputError
+
+    with pytest.raises(InputError, match="allow_16bit_attention_p is for target 'cuda'"):
+        strata.compile(attention(*CASES["tiny-3x17x32-causal-bf16"]), target="cpu", allow_16bit_attention_p=True)
 
 
 def test_a_malformed_flash_mark_is_a_clear_error():

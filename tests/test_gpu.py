@@ -225,7 +225,7 @@ def test_bf16_is_i16_in_memory_and_f32_in_registers():
     module = lower(single_op("graph.add", [((8,), "bf16"), ((8,), "bf16")], ((8,), "bf16")))
     text = str(translate_kernels(module, ir_version=(2, 0, 3, 2)))
     assert "bfloat" not in text and "i16 addrspace(1)*" in text
-    assert "fadd float" in text and "32767" in text  # the round-to-nearest-even bias 0x7FFF
+    assert "fadd float" in text and "cvt.rn.bf16x2.f32" in text  # rounded to nearest even
 
 
 BF16_KERNELS = [
@@ -373,6 +373,38 @@ def test_device_arrays_are_read_in_place_and_results_stay_on_device():
     np.testing.assert_allclose(from_dlpack, want, rtol=1e-5, atol=1e-6)
 
 
+SPLIT_COLUMN_REDUCTIONS = {
+    "bias-grad-bf16": ("reduce_sum", (8, 1024, 768), "bf16", "0, 1"),
+    "sum-3x1000x77-f32": ("reduce_sum", (3, 1000, 77), "f32", "0, 1"),
+    "mean-2048x33-f16": ("reduce_mean", (2048, 33), "f16", "0"),
+    "max-middle-5x4096x7-f32": ("reduce_max", (5, 4096, 7), "f32", "1"),
+}
+
+
+def split_column_reduction(op: str, shape, dtype: str, axes: str) -> str:
+    reduced = {int(a) for a in axes.split(", ")}
+    out = "x".join(str(d) for i, d in enumerate(shape) if i not in reduced)
+    x = f"tensor<{'x'.join(map(str, shape))}x{dtype}>"
+    return (f'func.func @f(%x: {x}) -> tensor<{out}x{dtype}> {{\n'
+            f'  %0 = "graph.{op}"(%x) <{{axes = array<i64: {axes}>}}> : ({x}) -> tensor<{out}x{dtype}>\n'
+            f'  func.return %0 : tensor<{out}x{dtype}>\n}}')  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(SPLIT_COLUMN_REDUCTIONS))
+def test_column_reductions_with_few_columns_split_their_rows(case):
+    """A column reduction whose columns alone would not fill the GPU runs as chunk partials
+    then a reduction of the partials (reductions.py split_for_grid)."""
+    lowered = str(lower(split_column_reduction(*SPLIT_COLUMN_REDUCTIONS[case])))
+    assert sum("gpu.kernel" in line for line in lowered.splitlines()) == 2
+
+
+@needs_gpu
+@pytest.mark.parametrize("case", list(SPLIT_COLUMN_REDUCTIONS))
+def test_split_column_reductions_on_gpu(case):
+    text = split_column_reduction(*SPLIT_COLUMN_REDUCTIONS[case])
+    check_on_gpu(text, inputs_for(text, case, np.random.default_rng(3)))
+
+
 @needs_gpu
 @pytest.mark.parametrize("case", ["matmul-17-rows", "matmul-1-row", "matmul-1-column", "matmul-transposed-b",
                                   "attention-17", "softmax-1-row", "layernorm-1-column", "reduce-max-i64",
@@ -390,26 +422,12 @@ def test_gpu_boundary_sizes(case):
     check_on_gpu(text, inputs)
 
 
+@needs_gpu
 def test_bf16_rounding_matches_ml_dtypes():
-    """The NVVM emitter's f32 -> bf16 rounding (to nearest, ties to even, NaN kept), built
-    into a host function with the same IR builder calls and run on the CPU: every f32 bit
-    pattern class (ties, carries into the exponent, overflow to inf, subnormals, NaN)."""
-    import ctypes
-
+    """The NVVM emitter's f32 -> bf16 rounding (cvt.rn.bf16x2.f32: to nearest, ties to even,
+    NaN kept), through a cast kernel on the GPU: every f32 bit pattern class (ties, carries
+    into the exponent, overflow to inf, subnormals, NaN) against ml_dtypes."""
     import ml_dtypes
-    from llvmlite import ir
-
-    from strata.lowering.llvm.types import FLOAT
-    from strata.lowering.nvvm.translate import NvvmFunctionEmitter
-    from strata.lowering.llvm.jit import JitModule
-
-    module = ir.Module(name="bf16")
-    function = ir.Function(module, ir.FunctionType(FLOAT, [FLOAT]), "round_to_bf16")
-    emitter = NvvmFunctionEmitter(function, {})
-    emitter.builder.ret(emitter.round_to_bf16(function.args[0]))
-    emitter.allocas.branch(emitter.entry)
-    jit = JitModule(module)
-    rounding = ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_float)(jit.function_address("round_to_bf16"))
 
     rng = np.random.default_rng(3)
     bits = np.concatenate([
@@ -417,7 +435,11 @@ def test_bf16_rounding_matches_ml_dtypes():
         np.array([0x3F808000, 0x3F818000, 0x7F7FFFFF, 0x7F7F8000, 0x00008000, 0x80018000, 0x3FFFFFFF], np.uint32),
     ])  # fmt: skip
     values = bits.view(np.float32)
-    got = np.array([rounding(float(v)) for v in values], np.float32)
+    n = len(values)
+    text = (f"func.func @round(%x: tensor<{n}xf32>) -> tensor<{n}xbf16> {{\n"
+            f"  %0 = graph.cast %x : (tensor<{n}xf32>) -> tensor<{n}xbf16>\n  func.return %0 : tensor<{n}xbf16>\n}}")  # fmt: skip
+    (got,) = strata.compile(text, target="cuda")(values)
+    got = got.astype(np.float32)
     with np.errstate(invalid="ignore"):
         want = values.astype(ml_dtypes.bfloat16).astype(np.float32)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))

@@ -16,6 +16,14 @@ reduced axes are then reduced one kernel each, the last first:
 
     reduce_sum(x[4, 128, 1024], axes=(0, 1)):   x as [512, 1024], tiles [16, 256],
     grid (4): acc[1, 256] = sum over 32 steps of reduce(x tile, axis 0)
+
+On the GPU (whose cost model asks for matmul_min_tiles instances) a column reduction whose
+columns alone make too few instances has its reduced axis split in two (`split_for_grid`):
+chunks of at least CHUNK_ROWS rows reduced side by side into a partials workspace, which a
+second, small kernel reduces. A GPT-2 bias gradient, [8192, 768] over axis 0, ran as 24
+blocks each walking 8192 rows:
+
+    x[8192, 768] as [64, 128, 768]:  partials[64, 768] (grid 64 x 3), then over axis 0
 """
 
 from __future__ import annotations
@@ -42,6 +50,8 @@ COLUMNS = 256
 that a [4096, 1024] input still spreads over 4 kernel instances (CPU threads)."""
 GPU_COLUMNS = 32
 """The narrowest column tile (a warp's width), reached while a GPU grid is too small."""
+CHUNK_ROWS = 128
+"""The fewest rows of a chunk of a split column reduction (split_for_grid)."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,29 @@ def merged_axes(axes: Sequence[Axis]) -> list[Axis]:
     if not any(a.reduced for a in merged):
         merged.append(Axis(1, 0, True))
     return merged
+
+
+def split_for_grid(p: ProgramLowering, axes: list[Axis]) -> list[Axis]:
+    """`axes` with the last reduced axis split into (chunks, rows) where it is a column
+    axis (not the last) and the kept axes alone give fewer than matmul_min_tiles tiles
+    even GPU_COLUMNS wide: chunks (a power of two) until twice that many instances of
+    COLUMNS-wide tiles, at least CHUNK_ROWS rows each. Both parts stay reduced; the rows
+    reduce first."""
+    axis = max(i for i, a in enumerate(axes) if a.reduced)
+    if not p.cost.matmul_min_tiles or axis == len(axes) - 1:
+        return axes
+    kept = [a.size for a in axes if not a.reduced]
+    if math.prod(kept[:-1]) * -(-kept[-1] // GPU_COLUMNS) >= p.cost.matmul_min_tiles:
+        return axes
+    tiles = math.prod(kept[:-1]) * -(-kept[-1] // COLUMNS)
+    size, stride = axes[axis].size, axes[axis].stride
+    chunks = 1
+    while tiles * chunks < 2 * p.cost.matmul_min_tiles and size % (2 * chunks) == 0 and size // (2 * chunks) >= CHUNK_ROWS:
+        chunks *= 2
+    if chunks == 1:
+        return axes
+    rows = size // chunks
+    return [*axes[:axis], Axis(chunks, stride * rows, True), Axis(rows, stride, True), *axes[axis + 1 :]]
 
 
 def column_width(p: ProgramLowering, kept: Sequence[int]) -> int:
@@ -143,7 +176,7 @@ def lower_reduction(op: Operation, p: ProgramLowering) -> None:
         p.bind(op.results[0], buffer)
         return
     count = math.prod(shape[a] for a in reduced)
-    axes = merged_axes([Axis(d, s, a in reduced) for a, (d, s) in enumerate(zip(shape, strides))])
+    axes = split_for_grid(p, merged_axes([Axis(d, s, a in reduced) for a, (d, s) in enumerate(zip(shape, strides))]))
     source = element
     while True:
         axis = max(i for i, a in enumerate(axes) if a.reduced)

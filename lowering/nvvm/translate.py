@@ -28,8 +28,8 @@ or the NVPTX backend does not take:
 
 bf16 has no LLVM 7 type: a bf16 element is an i16 in memory and an f32 in registers (the
 bits shifted into the high half on load), and every op whose result is bf16 rounds its f32
-result to the nearest bf16 (even on ties, NaN kept) — the reference's "compute in f32,
-round each result once". A cast from f64 or a wide integer to bf16 rounds twice, through
+result to the nearest bf16 (even on ties, NaN kept; one `cvt.rn.bf16x2.f32`) — the
+reference's "compute in f32, round each result once". A cast from f64 or a wide integer to bf16 rounds twice, through
 f32 first (`cvt.rn.f32.f64`, then the bf16 rounding), as the reference does: ml_dtypes'
 astype to bfloat16 goes through float32 too, and so does the CPU. (f16 is a real type here:
 a cast from f64 to f16 is one `fptrunc double to half`, `cvt.rn.f16.f64`, rounding once
@@ -94,7 +94,6 @@ def fail(message: str) -> StrataError:
 
 
 I16 = ir.IntType(16)
-BF16_NAN = 0x7FC00000
 FLOAT_WIDTHS = {HALF: 16, FLOAT: 32, DOUBLE: 64}
 
 
@@ -139,14 +138,12 @@ class NvvmFunctionEmitter(FunctionEmitter):
                 self.values[result] = self.round_to_bf16(self.values[result])
 
     def round_to_bf16(self, value: ir.Value) -> ir.Value:
-        """The bf16 nearest to an f32 (ties to even; NaN stays NaN), as an f32."""
-        b = self.builder
-        bits = b.bitcast(value, I32)
-        odd = b.and_(b.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 1))
-        rounded = b.add(b.add(bits, ir.Constant(I32, 0x7FFF)), odd)
-        kept = b.and_(rounded, ir.Constant(I32, 0xFFFF0000))
-        nan = b.fcmp_unordered("uno", value, value)
-        return b.bitcast(b.select(nan, ir.Constant(I32, BF16_NAN), kept), FLOAT)
+        """The bf16 nearest to an f32 (ties to even; NaN stays NaN), as an f32: one
+        `cvt.rn.bf16x2.f32` (sm_80 and later) of the value and 0.0 puts the rounded bf16 in
+        the high half and zeros in the low one, which is that f32's bit pattern."""
+        packed = self.builder.asm(ir.FunctionType(I32, [FLOAT, FLOAT]), "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f",
+                                  [value, ir.Constant(FLOAT, 0.0)], side_effect=False)
+        return self.builder.bitcast(packed, FLOAT)
 
     def handler(self, op: Operation):
         return NVVM_HANDLERS.get(type(op)) or HANDLERS.get(type(op))

@@ -24,6 +24,7 @@ no S x S workspace.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import e, log2, prod
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import math as xmath
@@ -54,6 +55,7 @@ THREADS = 128
 CHUNK = 8
 """16-bit elements per 16-byte copy; rows of shared tiles are padded by one chunk."""
 MARK = "tile.flash_attention"
+LOG2_E = log2(e)
 
 
 @dataclass(frozen=True)
@@ -66,9 +68,11 @@ class Flash:
     out: tuple[SSAValue, TensorViewType]
     scale: float
     causal: bool
+    p16: bool
+    """p rounded to the inputs' 16-bit type before p v (lower-tile-to-gpu{attention_p16=true})."""
 
     @staticmethod
-    def of(lowering: GpuKernelLowering) -> Flash:
+    def of(lowering: FlashAttentionLowering) -> Flash:
         kernel = lowering.kernel
         mark = kernel.attributes[MARK]
         views = {op.buffer: op.result.type for op in kernel.body.block.ops if isinstance(op, tile.MakeTensorViewOp)}
@@ -91,6 +95,7 @@ class Flash:
         return Flash(
             (lowering.values[q], views[q]), (lowering.values[k_transposed], k_view), (lowering.values[v], views[v]),
             (lowering.values[out], views[out]), mark.data["scale"].value.data, bool(mark.data["causal"].value.data),
+            lowering.p16,
         )  # fmt: skip
 
 
@@ -115,8 +120,31 @@ class FlashAttentionLowering(GpuKernelLowering):
     """A kernel marked `tile.flash_attention`, lowered as the flash kernel of the module
     docstring instead of op by op."""
 
+    def __init__(self, kernel: tile.KernelOp, *options, p16: bool = False):
+        super().__init__(kernel, THREADS, *options)
+        self.p16 = p16
+
+    def bind_program_ids(self, flat: SSAValue) -> None:
+        """Causal blocks run heaviest first: query blocks from the last (which sees every
+        key block) to the first, batch fastest, so that the blocks left for the end of the
+        launch are short ones."""
+        if not is_causal(self.kernel):
+            super().bind_program_ids(flat)
+            return
+        *batch, query_blocks = self.kernel.grid_shape()
+        batch_count = self.index(prod(batch))
+        last = self.index(query_blocks - 1)
+        query_block = self.emit(arith.SubiOp(last, self.emit(arith.DivUIOp(flat, batch_count))))
+        batch_ids = self.delinearize(self.emit(arith.RemUIOp(flat, batch_count)), batch, wrap=True)
+        self.program_ids = [*batch_ids, query_block]
+
     def lower_body(self) -> None:
         flash_kernel(self, Flash.of(self))
+
+
+def is_causal(kernel: tile.KernelOp) -> bool:
+    causal = kernel.attributes[MARK].data.get("causal") if isinstance(kernel.attributes[MARK], DictionaryAttr) else None
+    return isinstance(causal, IntegerAttr) and bool(causal.value.data)
 
 
 def operand(k: GpuKernelLowering, buffer_view: tuple[SSAValue, TensorViewType], rows: int, indices) -> Operand:
@@ -175,22 +203,65 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     rows = [first_row, k.add(first_row, k.index(8))]
 
     minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
-    start = [minus_infinity, minus_infinity, nothing, nothing] + [nothing] * (4 * output.tiles_n)
-    body = Block(arg_types=[IndexType(), *(v.type for v in start)])
+    state = [minus_infinity, minus_infinity, nothing, nothing] + [nothing] * (4 * output.tiles_n)
+    # Key blocks wholly inside the keys and (causal) wholly left of the block's first query
+    # need no mask: they run in a loop of their own, the rest (the last partial block, the
+    # diagonal) in a masked one.
+    unmasked = k.index(keys // KEYS)
+    if flash.causal:
+        unmasked = k.emit(arith.MinUIOp(query_block, unmasked))
+    context = KeyBlocks(flash, kind, keys_operand, values, scores, output, q_fragments, rows,
+                        lane, lane_row, lane_column, thread_in_group, issue)
+    state = key_block_loop(k, context, zero, unmasked, state, masked=False)
+    state = key_block_loop(k, context, unmasked, blocks, state, masked=True)
+    totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in state[2:4]]
+    store_output(k, flash, state[4:], totals, rows, thread_in_group, batch_ids, queries, output)
+
+
+@dataclass
+class KeyBlocks:
+    """What every key block's code uses: the kernel's operands, fragment layouts, this
+    lane's q fragments and rows, and how to issue the copies of a block."""
+
+    flash: Flash
+    kind: TensorCoreKind
+    keys: Operand
+    values: Operand
+    scores: MmaFragments
+    output: MmaFragments
+    q_fragments: list[list[SSAValue]]
+    rows: list[SSAValue]
+    lane: SSAValue
+    lane_row: SSAValue
+    lane_column: SSAValue
+    thread_in_group: SSAValue
+    issue: object
+
+
+def key_block_loop(k: GpuKernelLowering, c: KeyBlocks, lower: SSAValue, upper: SSAValue, state: list[SSAValue],
+                   masked: bool) -> list[SSAValue]:
+    """scf.for over key blocks lower .. upper carrying (row maxima, row sums, o): wait for the
+    block's copies, issue the next block's, s = q kᵀ, the online softmax, o += p v."""
+    body = Block(arg_types=[IndexType(), *(v.type for v in state)])
     outer, k.cursor = k.cursor, body
     block, carried = body.args[0], list(body.args[1:])
     largest, totals, acc = carried[:2], carried[2:4], carried[4:]
     k.inline_ptx("cp.async.wait_group.0", [])
     k.barriers.barrier()
     following = k.add(block, k.index(1))
-    issue(following, k.emit(arith.RemUIOp(following, k.index(2))))
+    c.issue(following, k.emit(arith.RemUIOp(following, k.index(2))))
     stage_row = k.mul(k.emit(arith.RemUIOp(block, k.index(2))), k.index(KEYS))
 
-    s = [nothing] * (4 * scores.tiles_n)
-    for step in range(depth // 16):
-        k_fragments = k_major_fragments(k, keys_operand, scores.tiles_n, stage_row, lane, 16 * step)
-        multiply_fragments(k, scores, kind, [q_fragments[step]], k_fragments, s)
-    s = masked_scores(k, flash, s, block, rows, thread_in_group, keys)
+    nothing, minus_infinity = constant(k, 0.0), constant(k, float("-inf"))
+    s = [nothing] * (4 * c.scores.tiles_n)
+    for step in range(len(c.q_fragments)):
+        k_fragments = k_major_fragments(k, c.keys, c.scores.tiles_n, stage_row, c.lane, 16 * step)
+        multiply_fragments(k, c.scores, c.kind, [c.q_fragments[step]], k_fragments, s)
+    # Scores in base-2 units: exp(scale (s - m)) = 2^(t - m') with t = s · scale · log2(e).
+    scale = constant(k, c.flash.scale * LOG2_E)
+    s = [k.emit(arith.MulfOp(value, scale)) for value in s]
+    if masked:
+        s = masked_scores(k, c.flash, s, block, c.rows, c.thread_in_group)
 
     new_largest, probabilities, new_totals, corrections = [], list(s), [], []
     for row in range(2):
@@ -201,8 +272,8 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
         finite = k.emit(arith.SelectOp(k.emit(arith.CmpfOp(new, minus_infinity, "oeq")), nothing, new))
         for n in range(len(s)):
             if (n % 4) // 2 == row:
-                probabilities[n] = k.emit(xmath.ExpOp(k.emit(arith.SubfOp(s[n], finite))))
-        correction = k.emit(xmath.ExpOp(k.emit(arith.SubfOp(largest[row], finite))))
+                probabilities[n] = k.emit(xmath.Exp2Op(k.emit(arith.SubfOp(s[n], finite))))
+        correction = k.emit(xmath.Exp2Op(k.emit(arith.SubfOp(largest[row], finite))))
         row_sum = fold(k, [probabilities[n] for n in range(len(s)) if (n % 4) // 2 == row], arith.AddfOp)
         new_totals.append(k.emit(arith.AddfOp(k.emit(arith.MulfOp(totals[row], correction)), row_sum)))
         new_largest.append(new)
@@ -212,27 +283,29 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     for step in range(KEYS // 16):
         # The a fragment of 16 keys: s tiles 2 step and 2 step + 1 (registers c0..c3 each).
         pairs = [(probabilities[8 * step + n], probabilities[8 * step + n + 1]) for n in (0, 2, 4, 6)]
-        high, low = split_pairs(k, element, pairs)
-        v_row = k.add(k.add(stage_row, lane_row), k.index(16 * step))
-        v_fragments = b16_b_fragments(k, output, values, v_row, zero, lane_column)
-        multiply_fragments(k, output, kind, [high], v_fragments, acc)
-        multiply_fragments(k, output, kind, [low], v_fragments, acc)
+        v_row = k.add(k.add(stage_row, c.lane_row), k.index(16 * step))
+        v_fragments = b16_b_fragments(k, c.output, c.values, v_row, k.index(0), c.lane_column)
+        for fragment in p_fragments(k, c.flash, pairs):
+            multiply_fragments(k, c.output, c.kind, [fragment], v_fragments, acc)
     k.emit(scf.YieldOp(*new_largest, *new_totals, *acc))
     k.cursor = outer
-    loop = k.emit(scf.ForOp(zero, blocks, k.index(1), start, Region(body))).owner
-    totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in loop.results[2:4]]
-    store_output(k, flash, list(loop.results[4:]), totals, rows, thread_in_group, batch_ids, queries, output)
+    return list(k.emit(scf.ForOp(lower, upper, k.index(1), state, Region(body))).owner.results)
 
 
-def split_pairs(k: GpuKernelLowering, element, pairs: list[tuple[SSAValue, SSAValue]]) -> tuple[list[SSAValue], list[SSAValue]]:
-    """f32 pairs as two fragments of 16-bit pairs, high + low: p = high + low to 16 (bf16) or
-    22 (f16) bits, so that p v rounds like f32 p, as the reference computes it (one
-    fragment would round p to 8 or 11 bits)."""
-    bf16 = isinstance(element, BFloat16Type)
+def p_fragments(k: GpuKernelLowering, flash: Flash, pairs: list[tuple[SSAValue, SSAValue]]) -> list[list[SSAValue]]:
+    """f32 pairs of p as a fragments of 16-bit pairs. By default two fragments, high + low:
+    p = high + low to 16 (bf16) or 22 (f16) bits, so that p v rounds like f32 p, as the
+    reference computes it (one fragment would round p to 8 or 11 bits). With `p16`, the
+    high fragment alone: p rounded to the inputs' type, as FlashAttention and PyTorch's
+    SDPA do, for half the p v products."""
+    bf16 = isinstance(flash.q[1].element_type, BFloat16Type)
     pack = "cvt.rn.bf16x2.f32" if bf16 else "cvt.rn.f16x2.f32"
     high, low = [], []
     for first, second in pairs:
         word = k.inline_ptx(pack, [second, first], 1)[0]  # the first (lower k) element in the low half
+        high.append(word)
+        if flash.p16:
+            continue
         if bf16:
             sixteen, upper = i32_constant(k, 16), i32_constant(k, -65536)
             rounded = [k.emit(arith.BitcastOp(k.emit(arith.ShLIOp(word, sixteen)), f32)),
@@ -240,9 +313,8 @@ def split_pairs(k: GpuKernelLowering, element, pairs: list[tuple[SSAValue, SSAVa
         else:
             rounded = k.inline_ptx("unpack.f16x2.f32", [word], 2, f32)
         residuals = [k.emit(arith.SubfOp(value, back)) for value, back in zip((first, second), rounded)]
-        high.append(word)
         low.append(k.inline_ptx(pack, [residuals[1], residuals[0]], 1)[0])
-    return high, low
+    return [high] if flash.p16 else [high, low]
 
 
 def constant(k: GpuKernelLowering, value: float) -> SSAValue:
@@ -256,19 +328,20 @@ def fold(k: GpuKernelLowering, values: list[SSAValue], op) -> SSAValue:
     return total
 
 
-def masked_scores(k: GpuKernelLowering, flash: Flash, s: list[SSAValue], block: SSAValue, rows: list[SSAValue],
-                  thread_in_group: SSAValue, keys: int) -> list[SSAValue]:
-    """scale · s, -inf for keys past the end and (causal) past the query row."""
-    scale, minus_infinity = constant(k, flash.scale), constant(k, float("-inf"))
+def masked_scores(k: GpuKernelLowering, flash: Flash, t: list[SSAValue], block: SSAValue, rows: list[SSAValue],
+                  thread_in_group: SSAValue) -> list[SSAValue]:
+    """The scores t, -inf for keys past the end and (causal) past the query row."""
+    minus_infinity = constant(k, float("-inf"))
+    keys = flash.v[1].get_shape()[-2]
     first_key = k.add(k.mul(block, k.index(KEYS)), k.mul(thread_in_group, k.index(2)))
     masked = []
-    for n, value in enumerate(s):
+    for n, value in enumerate(t):
         tile_column, register = divmod(n, 4)
         key = k.add(first_key, k.index(8 * tile_column + register % 2))
         outside = k.emit(arith.CmpiOp(key, k.index(keys), "uge"))
         if flash.causal:
             outside = k.emit(arith.OrIOp(outside, k.emit(arith.CmpiOp(key, rows[register // 2], "ugt"))))
-        masked.append(k.emit(arith.SelectOp(outside, minus_infinity, k.emit(arith.MulfOp(value, scale)))))
+        masked.append(k.emit(arith.SelectOp(outside, minus_infinity, value)))
     return masked
 
 

@@ -114,6 +114,10 @@ class LowerTileToGpuPass(ModulePass):
     warpgroup_mma: bool = False
     """16-bit matmuls with 64 or 128-row, 64-deep tiles on sm_90's warpgroup mma (wgmma,
     warpgroup_loop.py; two threads per output row); the PTX is then for sm_90a only."""
+    attention_p16: bool = False
+    """The flash kernel rounds its probabilities p to the inputs' 16-bit type before p v, as
+    FlashAttention does: half the p v products, p to 8 (bf16) or 11 (f16) bits instead of
+    16 or 22; off unless asked for (strata.compile(allow_16bit_attention_p=True))."""
     barriers: str = "tracked"
     """"tracked" (from access dependencies) or "naive" (around every block code that writes)."""
 
@@ -133,7 +137,7 @@ class LowerTileToGpuPass(ModulePass):
             warpgroup_threads = self.warpgroup_mma and has_mma and warpgroup_loop.warpgroup_threads(kernel)
             options = (self.barriers == "naive", self.mma_stages, self.tf32)
             if flash_attention.MARK in kernel.attributes:
-                lowering = flash_attention.FlashAttentionLowering(kernel, flash_attention.THREADS, *options)
+                lowering = flash_attention.FlashAttentionLowering(kernel, *options, p16=self.attention_p16)
             elif warpgroup_threads:
                 lowering = GpuKernelLowering(kernel, warpgroup_threads, *options, warpgroup_mma=True)
             else:

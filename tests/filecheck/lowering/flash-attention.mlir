@@ -5,9 +5,14 @@
 // and two stages of k and v blocks (64 rows each, rows padded by 8) in dynamic shared
 // memory, ldmatrix fragments, mma.sync for q kᵀ and p v (p split into two bf16 fragments),
 // quad shuffles for the row maximum and the final row sums, one barrier per key block.
+// Two key-block loops: the blocks wholly left of the diagonal and inside the keys take no
+// mask, the rest compare keys with the end and the query rows. exp2 of scores pre-scaled
+// by scale · log2(e). gpu-pipeline{allow_16bit_attention_p=true} rounds p to one bf16
+// fragment: half the p v products.
 // f32 attention keeps the three kernels (scores, softmax, values).
 // RUN: strata-opt %s -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 flash_attention=true fused_attention=false}" | filecheck %s --check-prefix=TILE
 // RUN: strata-opt %s -p gpu-pipeline | filecheck %s
+// RUN: strata-opt %s -p "gpu-pipeline{allow_16bit_attention_p=true}" | filecheck %s --check-prefix=P16
 
 func.func @flash(%q: tensor<2x100x64xbf16>, %k: tensor<2x100x64xbf16>, %v: tensor<2x100x64xbf16>) -> tensor<2x100x64xbf16> {
   %o = graph.attention %q, %k, %v {scale = 0.125 : f64, causal = true} : (tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>) -> tensor<2x100x64xbf16>
@@ -30,20 +35,36 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // CHECK-LABEL: func.func @flash_attention_0
 // CHECK-SAME:    gpu.block_size = 128
 // CHECK-SAME:    gpu.dynamic_shared_bytes = 46080
-// CHECK-SAME:    gpu.barriers = 2
+// CHECK-SAME:    gpu.barriers = 3
 // CHECK:         func.call @ptx.cp.async.wait_group.1()
 // CHECK:         func.call @ptx.ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK:         scf.for
 // CHECK:           func.call @ptx.cp.async.wait_group.0()
 // CHECK-NEXT:      func.call @llvm.nvvm.barrier0()
 // CHECK-COUNT-32:  func.call @ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK-NOT:       arith.cmpi uge
 // CHECK:           func.call @llvm.nvvm.shfl.sync.bfly.f32
-// CHECK:           math.exp
-// CHECK:           func.call @ptx.cvt.rn.bf16x2.f32
-// CHECK-COUNT-8:   func.call @ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK:           math.exp2
+// CHECK-COUNT-8:   func.call @ptx.cvt.rn.bf16x2.f32
+// CHECK-COUNT-16:  func.call @ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK:           scf.yield
+// CHECK:         scf.for
+// CHECK-COUNT-32:  func.call @ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK:           arith.cmpi uge
+// CHECK:           arith.cmpi ugt
+// CHECK:           math.exp2
 // CHECK:           scf.yield
 // CHECK:         func.call @llvm.nvvm.shfl.sync.bfly.f32
 // CHECK:         memref.store %{{.*}} : memref<12800xbf16>
+
+// P16-LABEL: func.func @flash_attention_0
+// P16:         scf.for
+// P16:           math.exp2
+// P16-COUNT-4:   func.call @ptx.cvt.rn.bf16x2.f32
+// P16-NOT:       func.call @ptx.cvt.rn.bf16x2.f32
+// P16-COUNT-8:   func.call @ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// P16-NOT:       func.call @ptx.mma.sync
+// P16:           func.call @ptx.ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 
 // CHECK-LABEL: func.func @wide_attention_scores_0
 // CHECK-LABEL: func.func @wide_attention_softmax_1

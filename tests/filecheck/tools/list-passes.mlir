@@ -13,7 +13,7 @@
 // CHECK-DAG:   {{^  }}verify-memory-plan {{ +}}Fail if any program's recorded plan is unsafe.
 // CHECK-LABEL: Strata pipelines
 // CHECK-DAG:   {{^  }}cpu-pipeline{fusion: bool = true} {{.*}} Steps: lower-vsla-to-graph, fuse-patterns, canonicalize, cse, fuse-elementwise, lower-graph-to-tile, token-dce, dedupe-kernels, lower-tile-to-loops, expand-math, plan-memory, verify-memory-plan.
-// CHECK-DAG:   {{^  }}gpu-pipeline{fusion: bool = true, allow_tf32: bool = false, warpgroup_mma: bool = false} {{.*}} Steps: {{.*}}token-dce, dedupe-kernels, lower-tile-to-gpu, plan-memory, verify-memory-plan.
+// CHECK-DAG:   {{^  }}gpu-pipeline{fusion: bool = true, allow_tf32: bool = false, allow_16bit_attention_p: bool = false, warpgroup_mma: bool = false} {{.*}} Steps: {{.*}}token-dce, dedupe-kernels, lower-tile-to-gpu, plan-memory, verify-memory-plan.
 // CHECK-LABEL: Upstream xDSL passes:
 
 // Upstream passes are names only, and Strata's are not repeated among them.
