@@ -5,7 +5,7 @@ Without a GPU: which matmuls take the wgmma k loop under gpu-pipeline{warpgroup_
 size, the 1024-aligned swizzled stages, PTX that ptxas takes for sm_90a, and a clear error
 for another architecture. With an sm_90 GPU (where strata.compile turns it on): results
 against the reference interpreter at sizes that take the path, partial row, column and k
-tiles, both b layouts, batches, f16 and a fused epilogue.
+tiles, both b layouts, a read transposed (M-major), batches, f16 and a fused epilogue.
 """
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ WARPGROUP_CASES = {
     "wide_edges": matmul(3000, 136, 4000, "bf16"),  # 128 x 256 tiles, partial in m, n and k
     "wide_x_wT": matmul(4096, 192, 4096, "f16", props="transpose_b = true"),
     "one_k_step": matmul(2048, 64, 4096, "bf16", props="transpose_b = true"),  # a loop of one trip keeps its pipeline
-    "transposed_a": matmul(2048, 256, 2048, "bf16", props="transpose_a = true"),  # aᵀ copied, then wgmma
+    "transposed_a": matmul(2048, 256, 2048, "bf16", props="transpose_a = true"),  # aᵀ read in place, M-major
+    "transposed_a_edges": matmul(2000, 776, 1800, "f16", props="transpose_a = true"),  # partial m, n and k tiles
+    "transposed_a_and_b": matmul(1536, 512, 1536, "bf16", props="transpose_a = true, transpose_b = true"),
     "unaligned_k": matmul(2048, 1001, 2048, "bf16"),  # a's rows re-aligned to 1008 elements
 }
 
@@ -89,14 +91,25 @@ def test_other_matmuls_keep_their_path(text):
     assert WGMMA not in str(module)
 
 
-@pytest.mark.parametrize("name, copied", [("transposed_a", "matmul_a_aligned"), ("unaligned_k", "matmul_a_aligned")])
-def test_transposed_or_unaligned_operands_are_copied_for_the_tensor_cores(name, copied):
-    """aᵀ (a weight gradient's xᵀ @ dy) and rows that do not start every 16 bytes (k = 1001)
-    are copied once into a workspace of 16-byte aligned rows: the matmul then takes the
-    warpgroup loop instead of element-wise staging."""
-    module = lowered(WARPGROUP_CASES[name])
+def test_unaligned_operands_are_copied_for_the_tensor_cores():
+    """Rows that do not start every 16 bytes (k = 1001) are copied once into a workspace of
+    16-byte aligned rows: the matmul then takes the warpgroup loop instead of element-wise
+    staging."""
+    module = lowered(WARPGROUP_CASES["unaligned_k"])
     names = [k.sym_name.data for k in gpu_kernels(module)]
-    assert any(copied in n for n in names) and WGMMA in str(module)
+    assert any("matmul_a_aligned" in n for n in names) and WGMMA in str(module)
+
+
+def test_a_read_transposed_is_m_major_without_a_copy():
+    """aᵀ @ b (a weight gradient's xᵀ @ dy) with aligned rows of a: the warpgroup mma reads
+    a in place in its M-major mode (the transpose-a bit); mma.sync (sm_80) still gets a
+    transposed copy."""
+    for name in ("transposed_a", "transposed_a_edges", "transposed_a_and_b"):
+        module = lowered(WARPGROUP_CASES[name])
+        assert len(gpu_kernels(module)) == 1
+        assert all(".m_major" in product for product in products(str(module)))
+    without = lowered(WARPGROUP_CASES["transposed_a"], warpgroup=False)
+    assert any("matmul_a_aligned" in k.sym_name.data for k in gpu_kernels(without))
 
 
 def test_without_the_option_nothing_changes():

@@ -206,6 +206,9 @@ COPY_FLOPS = 32
 flops per copied element (a copy costs a read and a write of the operand) ..."""
 MIN_COPY_FLOPS = 1 << 28
 """... and at least this many in all (below, the copy's launch costs more than it saves)."""
+WARPGROUP_K = 64
+"""The 16-bit k tile of the GPU pipeline for sm_90's warpgroup mma (matmul_16bit_k), which
+reads an a transposed in place (its M-major mode): no copy then."""
 
 
 def tensor_core_operand(
@@ -218,12 +221,19 @@ def tensor_core_operand(
     aligned (the [tokens, 50257] logits gradient), is copied into a workspace with its last
     two axes swapped (if transposed) and its rows padded to a multiple of 8 elements with
     zeros, when its rows run along k (`along_k`: padding k with zeros leaves the product
-    unchanged) and the matmul's flops pay for the copy; otherwise it is returned as it is."""
+    unchanged) and the matmul's flops pay for the copy; otherwise it is returned as it is.
+    For the warpgroup mma (k tiles of WARPGROUP_K), a transposed operand with aligned rows
+    is read in place."""
     buffer, t, strides = operand
     shape = shape_of(t)
+    rows_aligned = lambda shape, strides: (  # noqa: E731
+        strides[-1] == 1 and all(s % ROW_ALIGNMENT == 0 for s in strides[:-1]) and shape[-1] % ROW_ALIGNMENT == 0
+    )
+    if transposed and p.cost.matmul_16bit_k == WARPGROUP_K and rows_aligned(shape, strides):
+        return operand, transposed
     if transposed:
         shape, strides = (*shape[:-2], shape[-1], shape[-2]), (*strides[:-2], strides[-1], strides[-2])
-    aligned = strides[-1] == 1 and all(s % ROW_ALIGNMENT == 0 for s in strides[:-1]) and shape[-1] % ROW_ALIGNMENT == 0
+    aligned = rows_aligned(shape, strides)
     if (aligned and not transposed) or not along_k or flops < max(MIN_COPY_FLOPS, math.prod(shape) * COPY_FLOPS):
         return operand, transposed
     padded = (*shape[:-1], -(-shape[-1] // ROW_ALIGNMENT) * ROW_ALIGNMENT)

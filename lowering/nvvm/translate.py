@@ -68,6 +68,7 @@ from strata.lowering.llvm.translate import add_function_attributes
 from strata.lowering.llvm.types import DOUBLE, FLOAT, HALF, UnsupportedType, memory_type, scalar_type, static_shape
 from strata.lowering.nvvm.ptx_checks import check_barriers
 from strata.lowering.tile_to_gpu.kernel import INLINE_PTX_PREFIX, NVVM_PREFIX, SHARED_MEMORY_SPACE, WARPGROUP_MMA, gpu_kernels
+from strata.lowering.tile_to_gpu.warpgroup_loop import wgmma_instruction
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = (
@@ -255,17 +256,14 @@ def mma_template(kind: str, depth: int = 16) -> str:
     return f"mma.sync.aligned.m16n8k{depth}.row.col.f32.{kind}.{kind}.f32 {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, {{$10,$11,$12,$13}};"
 
 
-def wgmma_name(n: int, kind: str, n_major: bool) -> str:
-    return f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind}" + (".n_major" if n_major else "")
-
-
-def wgmma_template(n: int, kind: str, n_major: bool) -> str:
-    """d (n / 2 f32 registers) += a @ b from shared-memory descriptors $d, $d+1 (a K-major,
-    b N-major when `n_major`, else K-major); the accumulators are tied operands."""
+def wgmma_template(n: int, kind: str, m_major: bool, n_major: bool) -> str:
+    """d (n / 2 f32 registers) += a @ b from shared-memory descriptors $d, $d+1 (a M-major
+    when `m_major`, b N-major when `n_major`, else K-major: the transpose bits); the
+    accumulators are tied operands."""
     d = n // 2
     registers = ",".join(f"${i}" for i in range(d))
-    return (f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind} {{{registers}}}, ${d}, ${d + 1}, 1, 1, 1, 0, "
-            f"{int(n_major)};")
+    return (f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind} {{{registers}}}, ${d}, ${d + 1}, 1, 1, 1, "
+            f"{int(m_major)}, {int(n_major)};")
 
 
 INLINE_PTX = {
@@ -288,8 +286,8 @@ INLINE_PTX = {
     "wgmma.fence.sync.aligned": "wgmma.fence.sync.aligned;",
     "wgmma.commit_group.sync.aligned": "wgmma.commit_group.sync.aligned;",
     **{f"wgmma.wait_group.sync.aligned.{n}": f"wgmma.wait_group.sync.aligned {n};" for n in range(2)},
-    **{wgmma_name(n, kind, n_major): wgmma_template(n, kind, n_major)
-       for n in range(8, 257, 8) for kind in ("bf16", "f16") for n_major in (False, True)},
+    **{wgmma_instruction(n, kind, m_major, n_major): wgmma_template(n, kind, m_major, n_major)
+       for n in range(8, 257, 8) for kind in ("bf16", "f16") for m_major in (False, True) for n_major in (False, True)},
 }  # fmt: skip
 """The PTX a call of @ptx.<name> stands for: $n are its results, then its operands (an
 address is an i32 in shared memory, an index (i64) in global memory)."""

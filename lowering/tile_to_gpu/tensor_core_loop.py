@@ -67,6 +67,9 @@ class Operand:
     shared: SSAValue | None = None
     k_major: bool = False
     """b staged as the rows of wᵀ's w (n x k): its fragments by plain ldmatrix, as a's."""
+    m_major: bool = False
+    """a read along m (the a of aᵀ @ b) staged as the rows of aᵀ (k x m): only the
+    warpgroup mma reads it (its M-major mode, warpgroup_loop.py)."""
 
     @property
     def rows(self) -> int:
@@ -97,7 +100,7 @@ def pipelined_operands(
         return None
     kind, mma, a, b = matched
     layout = accumulator_layout(mma, k.block_size, k.tf32)
-    if not isinstance(layout, MmaFragments):
+    if not isinstance(layout, MmaFragments) or a.m_major:
         return None
     size = element_bytes(kind.element)
     per_stage = (a.rows * (a.columns + a.padding) + b.rows * (b.columns + b.padding)) * size
@@ -134,14 +137,16 @@ def loop_operands(k: GpuKernelLowering, op: scf.ForOp) -> tuple[TensorCoreKind, 
             return None
         partition = k.values[load.view]
         tile_indices = [None if i is index else k.values[i] for i in indices]
-        k_major = k_axis == -2 and partition.view.get_strides()[-1] != 1
-        if k_major:  # b = wᵀ read along k: stage w's rows (n x k), like a's
+        # b = wᵀ read along k: stage w's rows (n x k), like a's; a read along m: aᵀ's rows (k x m).
+        swapped = partition.view.get_strides()[-1] != 1
+        k_major, m_major = swapped and k_axis == -2, swapped and k_axis == -1
+        if swapped:
             partition, tile_indices = transposed(partition), [*tile_indices[:-2], tile_indices[-1], tile_indices[-2]]
         if not aligned_rows(partition, chunk):
             return None
         # b of TF32 along n is read 4 bytes at a time (no ldmatrix.trans): rows of 8 x (odd) words.
         padding = 2 * chunk if kind.tf32 and k_axis == -2 and not k_major else chunk
-        operands.append(Operand(partition, tile_indices, chunk, padding, k_major=k_major))
+        operands.append(Operand(partition, tile_indices, chunk, padding, k_major=k_major, m_major=m_major))
     return kind, mma, *operands
 
 
@@ -337,7 +342,7 @@ def bind_accumulator(k: GpuKernelLowering, op: scf.ForOp, a: Operand, b: Operand
                      registers: list[SSAValue]) -> None:
     """The k loop's result: `registers` in the fragment layout, extents those of a's rows
     and b's columns (n) at the tile's position."""
-    rows = k.valid_extents(a.partition, tile_origin(k, a, k.index(0)))[-2]
+    rows = k.valid_extents(a.partition, tile_origin(k, a, k.index(0)))[-1 if a.m_major else -2]
     columns = k.valid_extents(b.partition, tile_origin(k, b, k.index(0)))[-2 if b.k_major else -1]
     lead = k.tile_of(op.iter_args[0]).extents[:-2]
     k.values[op.results[0]] = RegisterTile(registers, layout, [*lead, rows, columns])

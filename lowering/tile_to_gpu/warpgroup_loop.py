@@ -23,7 +23,9 @@ holds its eight 16-byte chunks at chunk ^ (row % 8), so the eight rows of an 8 x
 atom (1024 bytes, 1024-aligned) spread over all banks. K-major tiles (a; b read along k,
 `x @ wᵀ`) are rows of 64 k (stride between 8-row groups: 1024 bytes); b along n is N-major:
 atoms of 64 n x 8 k, 64-column strips one after the other (LBO, the stride along n) and
-8-row groups of k 1024 bytes apart (SBO). cp.async writes through the generic proxy and
+8-row groups of k 1024 bytes apart (SBO). An a read along m (the a of aᵀ @ b, every weight
+gradient xᵀ @ dy) is M-major the same way (64-row strips of k rows, one per warpgroup): the
+instruction's transpose-a bit, no transposed copy of a. cp.async writes through the generic proxy and
 wgmma reads through the async one: each thread fences its landed copies before the barrier.
 
 A warp's wgmma must not read a stage until every thread's copies into it have landed (the
@@ -108,7 +110,8 @@ def warpgroup_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
 
     def issue(step: SSAValue, stage: SSAValue) -> None:
         def copies() -> None:
-            issue_copies(k, a, step, k_major_target(k, stage_base(stage, 0)))
+            a_base = stage_base(stage, 0)
+            issue_copies(k, a, step, n_major_target(k, a_base, a.rows) if a.m_major else k_major_target(k, a_base))
             b_base = stage_base(stage, a_bytes)
             issue_copies(k, b, step, k_major_target(k, b_base) if b.k_major else n_major_target(k, b_base, b.rows))
 
@@ -182,12 +185,13 @@ def multiply_stage(k: GpuKernelLowering, element, a: Operand, b: Operand, column
     `sums` and waits for the previous stage's: the accumulator registers after them."""
     warpgroup = k.emit(arith.DivUIOp(k.thread, k.index(4 * WARP)))
     a_rows = k.add(a_base, k.mul(warpgroup, k.index(WARPGROUP_ROWS * ROW_BYTES)))
-    instruction = f"wgmma.mma_async.sync.aligned.m64n{columns}k16.f32.{element}.{element}"
-    if not b.k_major:
-        instruction += ".n_major"
+    instruction = wgmma_instruction(columns, element, a.m_major, not b.k_major)
     k.inline_ptx("wgmma.fence.sync.aligned", [])
     for step in range(K_TILE // INSTRUCTION_K):
-        a_descriptor = descriptor(k, k.add(a_rows, k.index(step * INSTRUCTION_K * 2)), 16, ATOM_BYTES)
+        if a.m_major:  # 16 k rows further; the warpgroup's 64 rows are one strip
+            a_descriptor = descriptor(k, k.add(a_rows, k.index(step * INSTRUCTION_K * ROW_BYTES)), a.rows * ROW_BYTES, ATOM_BYTES)
+        else:
+            a_descriptor = descriptor(k, k.add(a_rows, k.index(step * INSTRUCTION_K * 2)), 16, ATOM_BYTES)
         if b.k_major:
             b_descriptor = descriptor(k, k.add(b_base, k.index(step * INSTRUCTION_K * 2)), 16, ATOM_BYTES)
         else:  # 16 k rows further; the next 64 columns a strip (64 k rows) further
@@ -195,6 +199,13 @@ def multiply_stage(k: GpuKernelLowering, element, a: Operand, b: Operand, column
         sums = k.inline_ptx(instruction, [a_descriptor, b_descriptor, *sums], len(sums), f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])
     return wait_for_products(k, 1, sums)
+
+
+def wgmma_instruction(columns: int, element, m_major: bool, n_major: bool) -> str:
+    """The name of the m64n`columns`k16 product with a M-major and b N-major as asked (the
+    NVVM translation's INLINE_PTX spells each out)."""
+    suffix = "".join(name for name, wanted in ((".m_major", m_major), (".n_major", n_major)) if wanted)
+    return f"wgmma.mma_async.sync.aligned.m64n{columns}k16.f32.{element}.{element}{suffix}"
 
 
 def wait_for_products(k: GpuKernelLowering, pending: int, sums: list[SSAValue]) -> list[SSAValue]:

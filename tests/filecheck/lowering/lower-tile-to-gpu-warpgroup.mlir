@@ -12,7 +12,9 @@
 // the matmul is too small (105 MFLOP) to pay for a copy of a: the element-staged mma.sync
 // path. @padded: the same k in a matmul big enough: a is copied into rows of 104 elements,
 // a second kernel zeroes the 4 padding columns, and the matmul reads it on the warpgroup
-// path (b keeps its 100 rows; the padded k's products are zero).
+// path (b keeps its 100 rows; the padded k's products are zero). @wgrad: a weight
+// gradient xᵀ @ dy reads x transposed in place: no copy kernel, x's tiles staged M-major
+// (64-row strips of k rows), the products with the transpose-a bit.
 // RUN: strata-opt %s -p "gpu-pipeline{warpgroup_mma=true}" | filecheck %s
 // RUN: strata-translate %s --emit=ptx --arch sm_90a | filecheck %s --check-prefix=PTX
 // RUN: strata-translate %s --emit=ptx --arch sm_90 | filecheck %s --check-prefix=SM90
@@ -22,6 +24,9 @@
 // CHECK:         tile.launch @padded_matmul_a_aligned_{{[0-9]+}}(%a, %[[A]])
 // CHECK:         tile.launch @padded_matmul_a_padding_{{[0-9]+}}(%{{.*}}, %[[A]])
 // CHECK:         tile.launch @padded_matmul_{{[0-9]+}}(%[[A]], %b,
+// CHECK-LABEL: func.func @wgrad(
+// CHECK-NOT:     tile.launch @wgrad_matmul_a_aligned
+// CHECK:         tile.launch @wgrad_matmul_0(%x, %dy,
 // CHECK-LABEL: func.func @main_matmul_0(
 // CHECK-SAME:    gpu.block_size = 256 : i64, gpu.shared_bytes = 0 : i64, gpu.dynamic_shared_bytes = 132080 : i64, gpu.barriers = 1 : i64, gpu.warpgroup_mma
 // CHECK:         memref.alloca() {gpu.dynamic_offset = 0 : i64, alignment = 16 : i64} : memref<66040xbf16, 3 : i64>
@@ -49,6 +54,9 @@
 // CHECK:         ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // CHECK-LABEL: func.func @padded_matmul_{{[0-9]+}}(
 // CHECK-SAME:    gpu.warpgroup_mma
+// CHECK-LABEL: func.func @wgrad_matmul_0(
+// CHECK-SAME:    gpu.warpgroup_mma
+// CHECK-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.m_major.n_major(
 
 // PTX:       .target sm_90a
 // PTX-LABEL: .entry main_matmul_0(
@@ -65,6 +73,8 @@
 // PTX-LABEL: .entry odd_matmul_0(
 // PTX-NOT:   wgmma
 // PTX:       mma.sync.aligned.m16n8k16
+// PTX-LABEL: .entry wgrad_matmul_0(
+// PTX:       wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, 1, 1, 1, 1, 1;
 
 // SM90:     .target sm_90{{$}}
 // SM90-NOT: wgmma
@@ -92,4 +102,9 @@ func.func @odd(%a: tensor<256x100xbf16>, %b: tensor<100x2048xbf16>) -> tensor<25
 func.func @padded(%a: tensor<2048x100xbf16>, %b: tensor<100x2048xbf16>) -> tensor<2048x2048xbf16> {
   %0 = "graph.matmul"(%a, %b) : (tensor<2048x100xbf16>, tensor<100x2048xbf16>) -> tensor<2048x2048xbf16>
   func.return %0 : tensor<2048x2048xbf16>
+}
+
+func.func @wgrad(%x: tensor<1024x768xbf16>, %dy: tensor<1024x3072xbf16>) -> tensor<768x3072xbf16> {
+  %0 = "graph.matmul"(%x, %dy) <{transpose_a = true}> : (tensor<1024x768xbf16>, tensor<1024x3072xbf16>) -> tensor<768x3072xbf16>
+  func.return %0 : tensor<768x3072xbf16>
 }
