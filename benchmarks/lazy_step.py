@@ -22,20 +22,23 @@ Before timing, one step from the same parameters is checked: every implementatio
 loss and updated parameters must agree with torch's. "first step s" is that step's wall
 time, staging and compiling included (less where strata's on-disk compile cache already
 holds the program; STRATA_CACHE=0 measures a cold compile). "ms/step" is the median
-over --repeat samples of the mean of --steps consecutive steps; "launches/step" counts
-the compiled programs strata.lazy runs per step; the last column is t / t(lazy.compile):
-above 1, the staged lazy step is faster.
+over --repeat samples of the mean of --steps consecutive steps, the implementations
+sampled in turn (each sample after a warm-up of its own), so that the machine's speed
+changing during the run reaches all of them alike; "launches/step" counts the compiled
+programs strata.lazy runs per timed step; the last column is t / t(lazy.compile): above
+1, the staged lazy step is faster.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from common import load_torch, print_header, print_table, timeit, warm_up_jit
+from common import WARMUP_SECONDS, load_torch, print_header, print_table, warm_up_jit
 
 import strata
 import strata.lazy as lt
@@ -199,23 +202,34 @@ def bench(key: str, torch, repeat: int, steps: int, rtol: float) -> list[list[ob
             for n, value in params.items():
                 agree(f"{title}: {n} after one step of {name}", value, want_params[n], rtol)
 
-    rows, times = [], {}
-    for name, (step, _, _, first) in firsts.items():
-        lt.reset_stats()
-        calls = 0
-
-        def sample():
-            nonlocal calls
+    # Round-robin samples: a change in the machine's speed during the run (two cores shared
+    # with other work) reaches every implementation alike instead of skewing one ratio.
+    samples: dict[str, list[float]] = {name: [] for name in firsts}
+    launches = dict.fromkeys(firsts, 0)
+    for _ in range(repeat):
+        for name, (step, _, _, _) in firsts.items():
+            warm_up(step)
+            lt.reset_stats()
+            start = time.perf_counter()
             for _ in range(steps):
                 step()
-            calls += steps
-
-        times[name] = timeit(sample, repeat=repeat, warmup=1) / steps
-        launches = f"{lt.stats()['launches'] / calls:.2f}" if name.startswith("lazy") else ""
-        rows.append([title if not rows else "", name, first, times[name] * 1e3, launches])
+            samples[name].append((time.perf_counter() - start) / steps)
+            launches[name] += lt.stats()["launches"]
+    rows = []
+    times = {name: statistics.median(s) for name, s in samples.items()}
+    for name, (_, _, _, first) in firsts.items():
+        per_step = f"{launches[name] / (repeat * steps):.2f}" if name.startswith("lazy") else ""
+        rows.append([title if not rows else "", name, first, times[name] * 1e3, per_step])
     for row in rows:
         row.append(times[row[1]] / times["lazy.compile"])
     return rows
+
+
+def warm_up(step) -> None:
+    """Steps for WARMUP_SECONDS: the previous implementation's thread pool stops spinning."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < WARMUP_SECONDS:
+        step()
 
 
 def main() -> None:

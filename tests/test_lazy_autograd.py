@@ -1,5 +1,8 @@
 """strata.lazy autograd, keyed RNG, checkpointing, optimizers and compiled steps."""
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -219,6 +222,43 @@ def test_compiled_step_compiles_once_and_matches_the_lazy_loop():
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
 
 
+def test_compiled_step_gradients_and_unread_effects_match_the_lazy_loop():
+    results = []
+    for compiled in (False, True):
+        step, batch, params = training_setup(p_dropout=0.0)
+        step = lt.compile(step) if compiled else step
+        for _ in range(3):
+            step(*batch).item()
+        step(*batch)  # nothing read: mark_step() commits the update and the gradients
+        with lt.no_grad():
+            params[0].mul_(1.0)  # a written base written again: the gradients stay pending
+        lt.reset_stats()
+        lt.mark_step()
+        assert lt.stats()["launches"] == 1
+        assert all(p.grad.node.materialized for p in params)
+        results.append([(p.numpy(), p.grad.numpy()) for p in params])
+    assert params[0].grad is params[0].grad  # wrapped once, when first read
+    eager, staged = results
+    for (value, grad), (eager_value, eager_grad) in zip(staged, eager):
+        np.testing.assert_allclose(value, eager_value, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(grad, eager_grad, rtol=1e-4, atol=1e-6)
+
+
+def test_compiled_step_results_are_freed_without_the_cycle_collector():
+    step, batch, (w1, _) = training_setup(p_dropout=0.0)
+    step = lt.compile(step)
+    for _ in range(3):
+        step(*batch).item()
+    gc.disable()
+    try:
+        before = weakref.ref(w1._base.node)
+        step(*batch).item()
+        lt.mark_step()
+        assert before() is None  # refcounting freed the previous step's results
+    finally:
+        gc.enable()
+
+
 def test_compiled_step_draws_fresh_reproducible_masks():
     def run():
         step, batch, _ = training_setup(p_dropout=0.5)
@@ -281,6 +321,29 @@ def test_compiled_step_restages_when_captured_state_stops_sharing_a_recipe():
     b.copy_(lt.tensor([10.0]))
     np.testing.assert_allclose(combine().numpy(), [21.0])
     assert len(combine.variants[()]) == 2
+
+
+def test_compiled_step_restages_when_a_gradient_it_accumulates_into_is_reset():
+    """A variant staged with `w.grad` set adds into that tensor; after `w.grad = None` the
+    step must assign a fresh gradient, not keep adding into the dropped tensor."""
+    w = lt.tensor(np.ones(3))
+    w.requires_grad = True
+    x = lt.tensor(np.arange(3.0))
+
+    def step(x):
+        loss = (w * x).sum()
+        loss.backward()
+        return loss
+
+    staged = lt.compile(step)
+    staged(x)
+    staged(x)
+    np.testing.assert_array_equal(w.grad.numpy(), [0.0, 2.0, 4.0])
+    w.grad = None
+    staged(x)
+    np.testing.assert_array_equal(w.grad.numpy(), [0.0, 1.0, 2.0])
+    staged(x)
+    np.testing.assert_array_equal(w.grad.numpy(), [0.0, 2.0, 4.0])
 
 
 def test_compiled_step_restages_when_arguments_stop_aliasing():

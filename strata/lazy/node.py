@@ -64,13 +64,14 @@ class Node:
         self.requires_grad = False
         self.recompute = MODE.checkpoint_depth > 0
         """Recorded under `checkpoint`: backward recomputes it instead of saving it."""
-        self.saved: list[tuple[str, object, int]] = []
+        self.saved: tuple[tuple[str, object, int], ...] = ()
         """(tensor description, its base, the base's version) per tensor this op saved
         for backward; backward checks the versions did not move."""
         self.freed = False
         """A backward pass already consumed this node's autograd history."""
-        self.siblings: tuple[Node, ...] = ()
-        """For an "item" node: every result of the same multi-result op."""
+        self.siblings: Sequence[Node] = ()
+        """For an "item" node not computed yet: every result of the same multi-result op
+        (one list they share)."""
 
     @property
     def materialized(self) -> bool:
@@ -82,9 +83,12 @@ class Node:
 
     def set_value(self, value: np.ndarray) -> None:
         """Record the computed value; history no longer needed for gradients is dropped
-        so long chains of materialized steps are not kept alive."""
-        value.flags.writeable = False
+        so long chains of materialized steps are not kept alive, and so are the siblings
+        (which refer back to this node: refcounting frees a computed step's results, with
+        no work left to the cycle collector)."""
+        value.setflags(write=False)  # (cheaper than `value.flags.writeable`, which makes a flags object)
         self.value = value
+        self.siblings = ()
         if not self.requires_grad or self.freed:
             self.inputs = ()
 
@@ -134,16 +138,56 @@ def record(op: str, inputs: Sequence[Node], params: dict | None = None, *, grad:
 
 
 def record_multi(
-    op: str, inputs: Sequence[Node], params: dict | None = None, *, payload=None, what: str | None = None, types=None
+    op: str, inputs: Sequence[Node], params: dict | None = None, *, payload=None, what: str | None = None
 ) -> tuple[Node, ...]:
     """The result nodes of a new multi-result node (never differentiated through),
-    siblings of each other. `types` ([(shape, dtype)] of the results) skips inferring
-    them again when the caller replays an op whose types it already knows."""
+    siblings of each other."""
     frozen = tuple(sorted((params or {}).items()))
-    if types is None:
-        types = infer_types(op, inputs, frozen, payload, what)
-    multi = Node(op, inputs, frozen, None, None, payload)
-    results = tuple(Node("item", (multi,), (("index", i),), s, d) for i, (s, d) in enumerate(types))
-    for r in results:
-        r.siblings = results
+    types = infer_types(op, inputs, frozen, payload, what)
+    return tuple(multi_results(Node(op, inputs, frozen, None, None, payload), types))
+
+
+_item_params: list[tuple] = []
+"""(("index", i),) per result position: the parameters of every "item" node, made once."""
+
+
+def multi_results(multi: Node, types: Sequence[tuple]) -> list[Node]:
+    """The "item" nodes of `multi`, one per (shape, dtype) of `types`, siblings of each
+    other. A replayed compiled step makes one per result on every call (about 90 for a
+    small transformer), so they are made field by field, one statement each (a quarter
+    faster than `__init__` or tuple assignments): keep the fields in step with
+    `Node.__init__`."""
+    while len(_item_params) < len(types):
+        _item_params.append((("index", len(_item_params)),))
+    make, serials, recompute = Node.__new__, _serials, multi.recompute
+    inputs = (multi,)
+    results: list[Node] = []  # every result's `siblings`, filled as they are made
+    append = results.append
+    for params, (shape, dtype) in zip(_item_params, types):
+        node = make(Node)
+        node.serial = next(serials)
+        node.op = "item"
+        node.inputs = inputs
+        node.params = params
+        node.payload = None
+        node.shape = shape
+        node.dtype = dtype
+        node.value = None
+        node.requires_grad = False
+        node.recompute = recompute
+        node.saved = ()
+        node.freed = False
+        node.siblings = results
+        append(node)
     return results
+
+
+def set_results(nodes: Sequence[Node], values: Sequence[np.ndarray]) -> None:
+    """`set_value` for the fresh result arrays of an executable, which no one else holds:
+    they are left writeable (marking ~90 arrays per step costs more than the rest of
+    committing them)."""
+    for node, value in zip(nodes, values):
+        node.value = value
+        node.siblings = ()
+        if not node.requires_grad or node.freed:
+            node.inputs = ()

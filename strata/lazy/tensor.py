@@ -78,19 +78,38 @@ class Tensor:
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
     __hash__ = object.__hash__  # == builds a comparison, as in PyTorch
 
+    # What a tensor is unless `__init__` says otherwise: no view steps, tracked by
+    # autograd, unnamed, no gradient (a bare node: one a compiled step assigned, not yet
+    # wrapped by `grad`), no cached view recipe.
+    _steps: tuple = ()
+    _detached = False
+    name: str | None = None
+    _grad: Tensor | Node | None = None
+    _view_cache: tuple[Node, Node] | None = None
+
     def __init__(self, base: Base, steps: tuple = (), shape=None, dtype=None, detached: bool = False, name: str | None = None):
-        self._base, self._steps, self._detached = base, steps, detached
+        self._base = base
         self.shape: tuple[int, ...] = tuple(base.node.shape if shape is None else shape)
         self.dtype: str = base.node.dtype if dtype is None else dtype
-        self.name = name
         self.serial = next(_serials)
-        self._grad: Tensor | None = None
-        self._view_cache: tuple[Node, Node] | None = None
+        if steps:
+            self._steps = steps
+        if detached:
+            self._detached = True
+        if name is not None:
+            self.name = name
 
     @classmethod
     def wrap(cls, node: Node, device: str, name: str | None = None) -> Tensor:
-        """A tensor with a fresh base holding `node`."""
-        return cls(Base(node, device), name=name)
+        """A tensor with a fresh base holding `node` (every op's result: made without
+        `__init__`'s generality)."""
+        tensor = cls.__new__(cls)
+        tensor._base = Base(node, device)
+        tensor.shape, tensor.dtype = tuple(node.shape), node.dtype
+        tensor.serial = next(_serials)
+        if name is not None:
+            tensor.name = name
+        return tensor
 
     # --- identity and metadata -------------------------------------------------------
     @property
@@ -118,7 +137,10 @@ class Tensor:
     @property
     def grad(self) -> Tensor | None:
         """The accumulated gradient (leaves, and tensors that called retain_grad)."""
-        return self._grad
+        grad = self._grad
+        if isinstance(grad, Node):  # assigned by a compiled step, wrapped when first read (most never are)
+            grad = self._grad = Tensor.wrap(grad, self.device)
+        return grad
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
@@ -127,6 +149,7 @@ class Tensor:
         if ENGINE.staging is not None:
             ENGINE.staging.grad_changes(self)
         self._grad = value
+        ENGINE.state_changes += 1
 
     @property
     def version(self) -> int:
@@ -177,7 +200,7 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         """Compute this value (its dependency closure only) and return a copy."""
         node = self.node
-        ENGINE.force([node], self.device, describe(self))
+        ENGINE.force([node], self.device, self)
         return node.value.copy()
 
     def item(self):
@@ -220,9 +243,9 @@ class Tensor:
         out = Tensor.wrap(node, self.device)
         if node.requires_grad:
             if op in SAVES_INPUTS:
-                node.saved += [(describe(t), t._base, t._base.version) for t in tensors]
+                node.saved += tuple((describe(t), t._base, t._base.version) for t in tensors)
             if op in SAVES_RESULT:
-                node.saved.append((f"the result of {what or op}", out._base, 0))
+                node.saved += ((f"the result of {what or op}", out._base, 0),)
         return out
 
     def _lift(self, other: object, op: str) -> Tensor:
@@ -396,6 +419,7 @@ class Tensor:
             ENGINE.staging.wrote(base)
         base.node = value
         base.version += 1
+        ENGINE.state_changes += 1
         ENGINE.add_pending(base)
         return self
 
@@ -403,7 +427,7 @@ class Tensor:
         value = self._binary(op, other).node
         self._assign(value, f"{op}_")
         # The op read this base before its own write: that read is not a later modification.
-        value.saved = [(t, b, b.version if b is self._base else v) for t, b, v in value.saved]
+        value.saved = tuple((t, b, b.version if b is self._base else v) for t, b, v in value.saved)
         return self
 
     def add_(self, other, alpha: float = 1.0) -> Tensor:
@@ -445,4 +469,6 @@ class Tensor:
                     holder.grad = Tensor.wrap(grad, holder.device)
                     ENGINE.add_pending(holder.grad._base)
                 else:
+                    if ENGINE.staging is not None:
+                        ENGINE.staging.grad_accumulates(holder)
                     holder.grad._assign(record("add", [holder.grad.node, grad]), "grad accumulation")
