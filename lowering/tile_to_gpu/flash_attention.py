@@ -9,20 +9,24 @@ keeps everything about them in registers, in mma.sync fragment layouts:
 - q (64 x D) is copied to shared memory once (cp.async) and read into a fragments (ldmatrix);
 - key blocks of 64 stream through two shared stages of k (64 x D) and v (64 x Dv), the
   copies of block j + 1 in flight while block j is used;
-- s = scale · q kᵀ: mma.sync with k's rows as b fragments (plain ldmatrix on k rows: k is
-  b transposed, tensor_core_loop.k_major_fragments), keys past the end and (causal) past the query masked to -inf;
+- t = scale · log2(e) · q kᵀ: mma.sync with k's rows as b fragments (plain ldmatrix on k
+  rows: k is b transposed, tensor_core_loop.k_major_fragments); in the key blocks that need
+  it, keys past the end and (causal) past the query masked to -inf;
 - the running row maximum m (quad shuffles: a row's values are spread over 4 lanes), the
-  row sums l (per lane; summed over the quad at the end), o = o · exp(m - m') + p v, with
-  p = exp(s - m') converted to 16-bit pairs that are exactly the a fragments of the next
+  row sums l (per lane; summed over the quad at the end), o = o · 2^(m - m') + p v, with
+  p = 2^(t - m') converted to 16-bit pairs that are exactly the a fragments of the next
   mma (an s accumulator tile's layout is an a fragment's), v's b fragments by ldmatrix.trans;
 - out = o / l, rounded to the output type, stored by the lanes that hold it.
 
-A causal block stops at the diagonal key block. No scores leave the registers: the plan has
-no S x S workspace.
+The key blocks run in two loops: first those wholly inside the keys and (causal) left of
+the block's first query, unmasked, then the rest, masked. A causal block stops at the
+diagonal key block, and causal blocks are launched heaviest first. No scores leave the
+registers: the plan has no S x S workspace.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import e, log2, prod
 
@@ -235,7 +239,8 @@ class KeyBlocks:
     lane_row: SSAValue
     lane_column: SSAValue
     thread_in_group: SSAValue
-    issue: object
+    issue: Callable[[SSAValue, SSAValue], None]
+    """Issues the copies of key block (block, stage) and commits them."""
 
 
 def key_block_loop(k: GpuKernelLowering, c: KeyBlocks, lower: SSAValue, upper: SSAValue, state: list[SSAValue],
