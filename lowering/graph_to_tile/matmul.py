@@ -211,6 +211,12 @@ WARPGROUP_K = 64
 reads an a transposed in place (its M-major mode): no copy then."""
 
 
+def rows_aligned(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether the last axis is contiguous, a multiple of ROW_ALIGNMENT long, and every row
+    starts ROW_ALIGNMENT elements (16 bytes) after another."""
+    return strides[-1] == 1 and all(s % ROW_ALIGNMENT == 0 for s in strides[:-1]) and shape[-1] % ROW_ALIGNMENT == 0
+
+
 def tensor_core_operand(
     p: ProgramLowering, label: str, operand: tuple[SSAValue, TensorType, Sequence[int]], transposed: bool, flops: int,
     along_k: bool,
@@ -226,9 +232,6 @@ def tensor_core_operand(
     is read in place."""
     buffer, t, strides = operand
     shape = shape_of(t)
-    rows_aligned = lambda shape, strides: (  # noqa: E731
-        strides[-1] == 1 and all(s % ROW_ALIGNMENT == 0 for s in strides[:-1]) and shape[-1] % ROW_ALIGNMENT == 0
-    )
     if transposed and p.cost.matmul_16bit_k == WARPGROUP_K and rows_aligned(shape, strides):
         return operand, transposed
     if transposed:
