@@ -29,9 +29,10 @@ or the NVPTX backend does not take:
 bf16 has no LLVM 7 type: a bf16 element is an i16 in memory and an f32 in registers (the
 bits shifted into the high half on load), and every op whose result is bf16 rounds its f32
 result to the nearest bf16 (even on ties, NaN kept; one `cvt.rn.bf16x2.f32`) — the
-reference's "compute in f32, round each result once". A cast from f64 or a wide integer to bf16 rounds twice, through
-f32 first (`cvt.rn.f32.f64`, then the bf16 rounding), as the reference does: ml_dtypes'
-astype to bfloat16 goes through float32 too, and so does the CPU. (f16 is a real type here:
+reference's "compute in f32, round each result once". A cast from f64 or a wide integer
+to bf16 rounds twice, through f32 first (`cvt.rn.f32.f64`, then the bf16 rounding), as
+the reference does: ml_dtypes' astype to bfloat16 goes through float32 too, and so does
+the CPU. (f16 is a real type here:
 a cast from f64 to f16 is one `fptrunc double to half`, `cvt.rn.f16.f64`, rounding once
 like numpy's astype.) Constants round once, at compile time. The store takes the high half
 of that f32.

@@ -25,8 +25,9 @@ atom (1024 bytes, 1024-aligned) spread over all banks. K-major tiles (a; b read 
 atoms of 64 n x 8 k, 64-column strips one after the other (LBO, the stride along n) and
 8-row groups of k 1024 bytes apart (SBO). An a read along m (the a of aᵀ @ b, every weight
 gradient xᵀ @ dy) is M-major the same way (64-row strips of k rows, one per warpgroup): the
-instruction's transpose-a bit, no transposed copy of a. cp.async writes through the generic proxy and
-wgmma reads through the async one: each thread fences its landed copies before the barrier.
+instruction's transpose-a bit, no transposed copy of a. cp.async writes through the
+generic proxy and wgmma reads through the async one: each thread fences its landed
+copies before the barrier.
 
 A warp's wgmma must not read a stage until every thread's copies into it have landed (the
 barrier), and a stage is refilled only two steps after its products were issued: the
