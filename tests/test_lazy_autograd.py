@@ -346,6 +346,24 @@ def test_compiled_step_restages_when_a_gradient_it_accumulates_into_is_reset():
     np.testing.assert_array_equal(w.grad.numpy(), [0.0, 2.0, 4.0])
 
 
+def test_a_compiled_step_called_inside_another_counts_as_its_write():
+    """Staging `outer` replays the already staged `inner`, which writes w in place: the
+    write is part of `outer` (each call advances w once) and staging leaves w as it was."""
+    w = lt.tensor([1.0])
+    inner = lt.compile(lambda: w.add_(1.0))
+    inner()
+
+    def twice_after_inner():
+        inner()
+        return w * 2.0
+
+    outer = lt.compile(twice_after_inner)
+    np.testing.assert_array_equal(outer().numpy(), [6.0])
+    np.testing.assert_array_equal(w.numpy(), [3.0])
+    np.testing.assert_array_equal(outer().numpy(), [8.0])
+    assert w.version == 3
+
+
 def test_compiled_step_restages_when_arguments_stop_aliasing():
     combine = lt.compile(lambda x, y: x + 2.0 * y)
     x, y = lt.tensor([1.0]), lt.tensor([10.0])

@@ -287,10 +287,16 @@ def _source(node: Node, staging: Staging, name: str) -> Base | int | tuple | Nod
 def _replay(region: Region, args: tuple):
     """One lazy call node of the region's function; its results become the returned
     tensors, the new recipes of the written bases and the assigned gradients."""
+    written = region.write_targets.copy()
+    for position, index in region.argument_writes:
+        written[position] = args[index]._base
     staging = ENGINE.staging
-    if staging is not None:  # called while another step is staged: it reads and assigns state too
+    if staging is not None:  # called while another step is staged: it reads, writes and assigns state too
         for read in region.reads:
             staging.saw(args[read]._base if isinstance(read, int) else read)
+        for base, count in zip(written, region.write_counts):
+            for _ in range(count):
+                staging.wrote(base)
         for holder in region.grad_holders:
             staging.grad_changes(holder)
     inputs = [holder.node for holder in region.input_holders]
@@ -304,9 +310,6 @@ def _replay(region: Region, args: tuple):
     results = multi_results(Node("call", inputs, region.params, None, None, region.function), region.types)
     device = region.device
     outputs = [Tensor.wrap(node, device) for node in results[: region.outputs]]
-    written = region.write_targets.copy()
-    for position, index in region.argument_writes:
-        written[position] = args[index]._base
     for base, node, count in zip(written, results[region.outputs :], region.write_counts):
         base.node = node
         base.version += count
