@@ -129,10 +129,12 @@ class FlashAttentionLowering(GpuKernelLowering):
         self.p16 = p16
 
     def bind_program_ids(self, flat: SSAValue) -> None:
-        """Causal blocks run heaviest first: query blocks from the last (which sees every
-        key block) to the first, batch fastest, so that the blocks left for the end of the
+        """Reads the mark (the kernel's buffers are bound by now), then the program ids:
+        causal blocks run heaviest first, query blocks from the last (which sees every key
+        block) to the first, batch fastest, so that the blocks left for the end of the
         launch are short ones."""
-        if not is_causal(self.kernel):
+        self.flash = Flash.of(self)
+        if not self.flash.causal:
             super().bind_program_ids(flat)
             return
         *batch, query_blocks = self.kernel.grid_shape()
@@ -143,12 +145,7 @@ class FlashAttentionLowering(GpuKernelLowering):
         self.program_ids = [*batch_ids, query_block]
 
     def lower_body(self) -> None:
-        flash_kernel(self, Flash.of(self))
-
-
-def is_causal(kernel: tile.KernelOp) -> bool:
-    causal = kernel.attributes[MARK].data.get("causal") if isinstance(kernel.attributes[MARK], DictionaryAttr) else None
-    return isinstance(causal, IntegerAttr) and bool(causal.value.data)
+        flash_kernel(self, self.flash)
 
 
 def operand(k: GpuKernelLowering, buffer_view: tuple[SSAValue, TensorViewType], rows: int, indices) -> Operand:
