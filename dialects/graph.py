@@ -38,6 +38,7 @@ from strata.dialects.graph_elementwise import (
     TanhOp,
 )
 from strata.dialects.graph_fused import FusedOp, YieldOp
+from strata.dialects.graph_grad import GRADIENT_OPS, AttentionGradOp
 from strata.dialects.graph_nn import (
     AttentionOp,
     ConstantOp,
@@ -71,10 +72,12 @@ GRAPH_OPS: tuple[type[GraphOp], ...] = (
 STRUCTURAL_OPS = (FusedOp, YieldOp)
 """Ops passes create (not in the catalogue): fused regions."""
 
-Graph = Dialect("graph", [*GRAPH_OPS, *STRUCTURAL_OPS], [])
+Graph = Dialect("graph", [*GRAPH_OPS, *GRADIENT_OPS, *STRUCTURAL_OPS], [])
 
 __all__ = [
     "GRAPH_OPS",
+    "GRADIENT_OPS",
+    "AttentionGradOp",
     "BinaryElementwiseOp",
     "ElementwiseOp",
     "FusedOp",

@@ -220,17 +220,19 @@ class KernelBuilder:
         count: int | SSAValue,
         carried: Sequence[SSAValue],
         body: Callable[[SSAValue, Sequence[SSAValue]], Sequence[SSAValue]],
+        start: int | SSAValue = 0,
     ) -> Sequence[SSAValue]:
-        """scf.for over `count` steps (a constant, or an index computed in the kernel)
-        carrying tiles; `body(step, carried)` returns the next carried values. Returns the
-        final ones."""
+        """scf.for over steps start .. count - 1 (constants, or indices computed in the
+        kernel) carrying tiles; `body(step, carried)` returns the next carried values.
+        Returns the final ones."""
         block = Block(arg_types=[IndexType(), *(v.type for v in carried)])
         outer, self.block = self.block, block
         yielded = body(block.args[0], block.args[1:])
         self.add(scf.YieldOp(*yielded))
         self.block = outer
         upper = self.index(count) if isinstance(count, int) else count
-        loop = self.add(scf.ForOp(self.index(0), upper, self.index(1), list(carried), Region(block)))
+        lower = self.index(start) if isinstance(start, int) else start
+        loop = self.add(scf.ForOp(lower, upper, self.index(1), list(carried), Region(block)))
         return loop.results
 
     def finish(self) -> tile.KernelOp:

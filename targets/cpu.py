@@ -25,7 +25,7 @@ class CpuPipelinePass(PipelinePass):
     name = "cpu-pipeline"
 
     STEPS = (
-        "lower-vsla-to-graph,fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile,token-dce,dedupe-kernels,"
+        "lower-vsla-to-graph,expand-attention-grad,fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile,token-dce,dedupe-kernels,"
         "lower-tile-to-loops,expand-math,plan-memory,verify-memory-plan"
     )
 

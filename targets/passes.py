@@ -36,6 +36,7 @@ from strata.support.errors import IRError, StrataError, one_line
 from strata.support.timing import record, timed
 from strata.transforms.autodiff import AutodiffPass
 from strata.transforms.dedupe_kernels import DedupeKernelsPass, is_kernel
+from strata.transforms.expand_attention_grad import ExpandAttentionGradPass
 from strata.transforms.expand_math import ExpandMathPass
 from strata.transforms.dropout_step import AddDropoutStepPass
 from strata.transforms.fuse_elementwise import FuseElementwisePass
@@ -56,6 +57,7 @@ STRATA_PASSES: dict[str, PassFactory] = {
         AutodiffPass, FusePatternsPass, FuseElementwisePass, LowerGraphToTilePass, TokenDcePass, DedupeKernelsPass,
         LowerTileToLoopsPass, ExpandMathPass, PlanMemoryPass, VerifyMemoryPlanPass, FuseFmaPass,
         SplitLoopsPass, LowerTileToGpuPass, LowerVslaToGraphPass, AddDropoutStepPass,
+        ExpandAttentionGradPass,
     )
 }  # fmt: skip
 """Strata's own passes by name (the named pipelines are kept in PIPELINES)."""

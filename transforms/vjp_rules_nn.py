@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import math
 
-import ml_dtypes
-from xdsl.dialects.builtin import i1
 from xdsl.ir import SSAValue
 
 from strata.dialects import graph
-from strata.dialects.graph_base import shape_of, tensor
-from strata.dialects.graph_nn import above_diagonal
+from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import register_vjp
-from strata.support.dtypes import tensor_dtype
 from strata.transforms.vjp_context import Cotangents, VjpContext, element
 
 
@@ -74,31 +70,18 @@ def rmsnorm(ctx: VjpContext) -> Cotangents:
     return [dx, ctx.unbroadcast(ctx.mul(g, x_hat), ctx.operand_type(1))]
 
 
-def causal_mask(ctx: VjpContext, scores: SSAValue) -> SSAValue:
-    """The forward's mask: positions above the diagonal get the lowest finite value (the
-    softmax gives them probability 0, as -inf does)."""
-    sq, sk = shape_of(scores.type)[-2:]
-    mask = ctx.constant(above_diagonal(sq, sk), tensor((sq, sk), i1))
-    lowest = float(ml_dtypes.finfo(tensor_dtype(scores.type)).min)
-    return ctx.where(mask, ctx.scalar(lowest, element(scores.type)), scores)
-
-
 @register_vjp(graph.AttentionOp)
 def attention(ctx: VjpContext) -> Cotangents:
-    """O = P v, P = softmax(S), S = scale · q kᵀ (+ causal mask). P is recomputed with
-    matmul/softmax pieces (flash-attention style: the [Sq, Sk] probabilities are never
-    saved), then dv = Pᵀ dO, dP = dO vᵀ, dS = softmax's VJP, dq = scale dS k,
-    dk = scale dSᵀ q."""
-    q, k, v, g = ctx.operand(0), ctx.operand(1), ctx.operand(2), ctx.cotangent
-    s = ctx.params["scale"]
-    scores = ctx.matmul(q, k, transpose_b=True, alpha=s)
-    if ctx.params["causal"]:
-        scores = causal_mask(ctx, scores)
-    p = ctx.emit(graph.SoftmaxOp, [scores], axis=-1)
-    d_scores = softmax_vjp(ctx, p, ctx.matmul(g, v, transpose_b=True), -1)
-    dq = ctx.matmul(d_scores, k, alpha=s)
-    dk = ctx.matmul(d_scores, q, transpose_a=True, alpha=s)
-    return [dq, dk, ctx.matmul(p, g, transpose_a=True)]
+    """One graph.attention_grad of q, k, v, the forward's output and its cotangent: the
+    [Sq, Sk] probabilities are recomputed by whatever computes it, never saved (the CPU
+    spells it out in matmuls and a softmax, expand-attention-grad; the GPU runs
+    flash-attention backward kernels)."""
+    grad = graph.AttentionGradOp.make(
+        [ctx.operand(0), ctx.operand(1), ctx.operand(2), ctx.result, ctx.cotangent],
+        scale=ctx.params["scale"], causal=ctx.params["causal"],
+    )  # fmt: skip
+    ctx.append(grad)
+    return list(grad.results)
 
 
 @register_vjp(graph.EmbeddingOp)

@@ -40,13 +40,10 @@ from strata.lowering.graph_to_tile.program import ProgramLowering
 from strata.lowering.graph_to_tile.rows import softmax_kernel
 from strata.lowering.scalar_rules import Emitter
 from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, next_power_of_two
+from strata.transforms.expand_attention_grad import flash_shaped
 
 QUERY_BLOCK = 64
 KEY_BLOCK = 128
-
-
-FLASH_HEADS = (16, 32, 64, 128)
-"""Head sizes (of q/k and of v) the GPU's flash kernel takes."""
 
 
 @register_tile_lowering(graph.AttentionOp)
@@ -64,10 +61,7 @@ def lower_attention(op: graph.AttentionOp, p: ProgramLowering) -> None:
 def flash_eligible(op: graph.AttentionOp, p: ProgramLowering) -> bool:
     """bf16/f16 q, k and v with head sizes in FLASH_HEADS, read along contiguous rows of
     whole 16-byte chunks (other strides multiples of 8 elements)."""
-    element = op.q.type.element_type
-    if not isinstance(element, (Float16Type, BFloat16Type)) or any(v.type.element_type != element for v in (op.k, op.v)):
-        return False
-    if shape_of(op.q.type)[-1] not in FLASH_HEADS or shape_of(op.v.type)[-1] not in FLASH_HEADS:
+    if not flash_shaped(op.q.type, op.v.type):
         return False
     strides = [p.operand(v)[2] for v in (op.q, op.k, op.v)]
     return all(s[-1] == 1 and all(outer % 8 == 0 for outer in s[:-1]) for s in strides)

@@ -287,26 +287,26 @@ def key_block_loop(k: GpuKernelLowering, c: KeyBlocks, lower: SSAValue, upper: S
         pairs = [(probabilities[8 * step + n], probabilities[8 * step + n + 1]) for n in (0, 2, 4, 6)]
         v_row = k.add(k.add(stage_row, c.lane_row), k.index(16 * step))
         v_fragments = b16_b_fragments(k, c.output, c.values, v_row, k.index(0), c.lane_column)
-        for fragment in p_fragments(k, c.flash, pairs):
+        for fragment in p_fragments(k, c.kind.element, c.flash.p16, pairs):
             multiply_fragments(k, c.output, c.kind, [fragment], v_fragments, acc)
     k.emit(scf.YieldOp(*new_largest, *new_totals, *acc))
     k.cursor = outer
     return list(k.emit(scf.ForOp(lower, upper, k.index(1), state, Region(body))).owner.results)
 
 
-def p_fragments(k: GpuKernelLowering, flash: Flash, pairs: list[tuple[SSAValue, SSAValue]]) -> list[list[SSAValue]]:
+def p_fragments(k: GpuKernelLowering, element, p16: bool, pairs: list[tuple[SSAValue, SSAValue]]) -> list[list[SSAValue]]:
     """f32 pairs of p as a fragments of 16-bit pairs. By default two fragments, high + low:
     p = high + low to 16 (bf16) or 22 (f16) bits, so that p v rounds like f32 p, as the
     reference computes it (one fragment would round p to 8 or 11 bits). With `p16`, the
     high fragment alone: p rounded to the inputs' type, as FlashAttention and PyTorch's
     SDPA do, for half the p v products."""
-    bf16 = isinstance(flash.q[1].element_type, BFloat16Type)
+    bf16 = isinstance(element, BFloat16Type)
     pack = "cvt.rn.bf16x2.f32" if bf16 else "cvt.rn.f16x2.f32"
     high, low = [], []
     for first, second in pairs:
         word = k.inline_ptx(pack, [second, first], 1)[0]  # the first (lower k) element in the low half
         high.append(word)
-        if flash.p16:
+        if p16:
             continue
         if bf16:
             sixteen, upper = i32_constant(k, 16), i32_constant(k, -65536)
@@ -316,7 +316,7 @@ def p_fragments(k: GpuKernelLowering, flash: Flash, pairs: list[tuple[SSAValue, 
             rounded = k.inline_ptx("unpack.f16x2.f32", [word], 2, f32)
         residuals = [k.emit(arith.SubfOp(value, back)) for value, back in zip((first, second), rounded)]
         low.append(k.inline_ptx(pack, [residuals[1], residuals[0]], 1)[0])
-    return [high] if flash.p16 else [high, low]
+    return [high] if p16 else [high, low]
 
 
 def constant(k: GpuKernelLowering, value: float) -> SSAValue:

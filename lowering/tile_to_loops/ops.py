@@ -97,12 +97,20 @@ def _for(k: KernelLowering, op: scf.ForOp) -> None:
     outer, k.cursor = k.cursor, block
     for inner in body.ops:
         if isinstance(inner, scf.YieldOp):
-            for value, buffer in zip(inner.arguments, carried):
-                if buffer is None:
-                    continue
-                produced = k.tile_of(value)
-                if not (isinstance(produced, BufferTile) and produced.buffer is buffer.buffer):
-                    k.copy_into(produced, buffer.buffer, buffer.extents)
+            copies = [
+                (value, k.tile_of(value), buffer) for value, buffer in zip(inner.arguments, carried)
+                if buffer is not None and not (isinstance(k.tile_of(value), BufferTile) and k.tile_of(value).buffer is buffer.buffer)
+            ]  # fmt: skip
+            # A copy into one carried buffer must not change what a later copy reads: a lazy
+            # tile (a map computed where it is read) or another carried buffer is made a
+            # buffer of its own first.
+            written = {buffer.buffer for _, _, buffer in copies[:-1]}
+            for index, (value, produced, buffer) in enumerate(copies[1:], 1):
+                if not isinstance(produced, BufferTile) or produced.buffer in written:
+                    stable = k.materialize(produced, value.type.get_shape(), value.type.element_type)
+                    copies[index] = (value, stable, buffer)
+            for _, produced, buffer in copies:
+                k.copy_into(produced, buffer.buffer, buffer.extents)
             k.emit(scf.YieldOp())
         else:
             k.lower_op(inner)

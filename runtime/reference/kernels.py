@@ -229,6 +229,24 @@ def attention(op: graph.AttentionOp, q: np.ndarray, k: np.ndarray, v: np.ndarray
     return _softmax(scores, -1) @ v
 
 
+@register_reference(graph.AttentionGradOp)
+def attention_grad(op: graph.AttentionGradOp, q, k, v, out, dout):
+    """(dq, dk, dv) of graph.attention, from the probabilities recomputed here."""
+    p = op.params()
+    scale = q.dtype.type(p["scale"])
+    scores = (q @ np.swapaxes(k, -1, -2)) * scale
+    if p["causal"]:
+        scores = np.where(above_diagonal(*scores.shape[-2:]), q.dtype.type(-np.inf), scores)
+    probabilities = _softmax(scores, -1)
+    d_probabilities = dout @ np.swapaxes(v, -1, -2)
+    d_scores = probabilities * (d_probabilities - np.sum(dout * out, axis=-1, keepdims=True))
+    return (
+        (d_scores @ k) * scale,
+        (np.swapaxes(d_scores, -1, -2) @ q) * scale,
+        np.swapaxes(probabilities, -1, -2) @ dout,
+    )
+
+
 def _check_ids(op_name: str, what: str, ids: np.ndarray, bound: int) -> None:
     bad = (ids < 0) | (ids >= bound)
     if bad.any():

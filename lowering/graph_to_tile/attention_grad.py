@@ -1,0 +1,301 @@
+"""graph.attention_grad in `lower-graph-to-tile`. With `flash_attention` (the GPU pipeline),
+16-bit attention with heads in FLASH_GRAD_HEADS read along contiguous rows becomes three kernels
+marked `tile.flash_attention_grad` (part = stats, dq, dkv), which lower-tile-to-gpu
+replaces by its tensor-core kernels (tile_to_gpu/flash_attention_grad.py); their bodies
+here are what they compute, in f32, rounding only the results. Any other attention_grad
+is lowered as its expansion (transforms/expand_attention_grad.py), op by op.
+
+With P = softmax(scale · q kᵀ [causal]) and, per query row, its log-sum-exp L and
+D = rowsum(dout ∘ out), every probability is exp(scale · q kᵀ - L), so the gradient needs
+no [Sq, Sk] buffer, only L and D ([batch..., Sq] f32 workspaces, rows padded to whole
+blocks of BLOCK):
+
+- stats, one instance per (batch..., BLOCK queries): L by the online softmax over the key
+  blocks (running max m and sum l of exp(s - m), L = m + log l), and D;
+- dq, one instance per (batch..., BLOCK queries), over the key blocks (causal: up to the
+  diagonal): p = exp(s - L), dp = dout vᵀ, ds = p (dp - D), dq += ds k; dq · scale;
+- dkv, one instance per (batch..., BLOCK keys), over the query blocks (causal: from the
+  diagonal), everything transposed: pᵀ = exp(sᵀ - Lᵀ), dpᵀ = v doutᵀ,
+  dsᵀ = pᵀ (dpᵀ - Dᵀ), dv += pᵀ dout, dk += dsᵀ q; dk · scale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import BoolAttr, DictionaryAttr, FloatAttr, StringAttr, TensorType, f32, f64, i1
+from xdsl.ir import SSAValue
+
+from strata.dialects import graph, tile
+from strata.dialects.graph_base import shape_of
+from strata.dialects.opinfo import op_info, register_tile_lowering
+from strata.dialects.tile_types import TensorViewType
+from strata.lowering.graph_to_tile.attention import elementwise, index_to_i64
+from strata.lowering.graph_to_tile.program import ProgramLowering
+from strata.lowering.scalar_rules import Emitter
+from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, next_power_of_two
+from strata.transforms.expand_attention_grad import FLASH_GRAD_HEADS, expanded, flash_shaped
+from strata.transforms.vjp_context import GraphEmitter
+
+BLOCK = 64
+"""Queries (stats, dq) or keys (dkv) per instance; the GPU kernels' block too."""
+MARK = "tile.flash_attention_grad"
+
+
+@register_tile_lowering(graph.AttentionGradOp)
+def lower_attention_grad(op: graph.AttentionGradOp, p: ProgramLowering) -> None:
+    empty = 0 in shape_of(op.q.type)[-2:] + shape_of(op.v.type)[-2:]
+    if p.cost.flash_attention and not empty and flash_shaped(op.q.type, op.v.type, FLASH_GRAD_HEADS) and rows_aligned(op, p):
+        FlashGrad(op, p).lower()
+    else:
+        lower_expanded(op, p)
+
+
+def rows_aligned(op: graph.AttentionGradOp, p: ProgramLowering) -> bool:
+    """Contiguous rows of whole 16-byte chunks (other strides multiples of 8 elements)."""
+    views = [p.view_of(v) for v in op.operands]
+    return all(
+        view.get_strides()[-1] == 1 and view.offset.data % 8 == 0 and all(s % 8 == 0 for s in view.get_strides()[:-1])
+        for view in views
+    )  # fmt: skip
+
+
+def lower_expanded(op: graph.AttentionGradOp, p: ProgramLowering) -> None:
+    """The op's expansion into graph ops, each lowered by its own rule."""
+    built = []
+    results = expanded(GraphEmitter(built.append), op)
+    for piece in built:
+        op_info(piece).tile_lowering(piece, p)
+    for gradient, value in zip(op.results, results):
+        if p.is_view(value):
+            p.bind_view(gradient, p.buffer_of(value), p.view_of(value).get_strides(), p.view_of(value).offset.data)
+        else:
+            p.bind(gradient, p.buffer_of(value))
+
+
+class FlashGrad:
+    """The three marked kernels of the module docstring for one op."""
+
+    def __init__(self, op: graph.AttentionGradOp, p: ProgramLowering):
+        self.op, self.p = op, p
+        params = op.params()
+        self.scale, self.causal = params["scale"], params["causal"]
+        *self.batch, self.queries, self.depth = shape_of(op.q.type)
+        self.keys, self.width = shape_of(op.v.type)[-2:]
+        self.lead = (1,) * len(self.batch)
+        self.rows = min(BLOCK, next_power_of_two(self.queries))
+        self.columns = min(BLOCK, next_power_of_two(self.keys))
+        self.depth_tile, self.width_tile = next_power_of_two(self.depth), next_power_of_two(self.width)
+        padded = -(-self.queries // BLOCK) * BLOCK
+        self.stats_type = TensorType(f32, [*self.batch, padded, 1])
+        self.stats_view = TensorViewType((*self.batch, self.queries, 1), f32, contiguous_strides((*self.batch, padded, 1)))
+
+    def lower(self) -> None:
+        p, op = self.p, self.op
+        lse, row_dots = (p.mark_workspace(p.new_buffer(self.stats_type)) for _ in range(2))
+        self.stats_kernel(lse, row_dots)
+        dq, dk, dv = (p.new_buffer(value.type) for value in op.results)
+        self.dq_kernel(lse, row_dots, dq)
+        self.dkv_kernel(lse, row_dots, dk, dv)
+        for value, buffer in zip(op.results, (dq, dk, dv)):
+            p.bind(value, buffer)
+
+    # Views and tiles.
+
+    def operand_view(self, value: SSAValue, transposed: bool = False) -> TensorViewType:
+        view = self.p.view_of(value)
+        if not transposed:
+            return view
+        *outer, rows, columns = view.get_strides()
+        *batch, height, width = view.get_shape()
+        return TensorViewType((*batch, width, height), view.element_type, (*outer, columns, rows), view.offset.data)
+
+    def stats_transposed(self) -> TensorViewType:
+        """L or D as one row of queries per batch index ([batch..., 1, Sq])."""
+        *outer, row_stride, _ = self.stats_view.get_strides()
+        return TensorViewType((*self.batch, 1, self.queries), f32, (*outer, 1, row_stride))
+
+    def launch(self, k: KernelBuilder, buffers: list[SSAValue], part: str) -> None:
+        mark = {"part": StringAttr(part), "scale": FloatAttr(self.scale, f64), "causal": BoolAttr(self.causal, i1)}
+        self.p.launch(k, buffers, attributes={MARK: DictionaryAttr(mark)})
+
+    def loaded(self, k: KernelBuilder, partition: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+        return k.extend(k.load(partition, indices), f32)
+
+    def scores(self, k: KernelBuilder, a: SSAValue, b: SSAValue, query_origin: SSAValue, key_origin: SSAValue,
+               transposed: bool) -> SSAValue:
+        """scale · a b, -inf where the key is past the query (causal) or, transposed (keys
+        down, queries across), where the query is past the last one."""
+        shape = (*self.lead, a.type.get_shape()[-2], b.type.get_shape()[-1])
+        products = k.add(tile.MmaOp(a, b, k.fill(0.0, shape, f32))).results[0]
+        query_axis, key_axis = (len(shape) - 1, len(shape) - 2) if transposed else (len(shape) - 2, len(shape) - 1)
+        query_ids, key_ids = k.iota(query_axis, shape), k.iota(key_axis, shape)
+        queries, origin_q, origin_k = index_to_i64(k, k.index(self.queries)), index_to_i64(k, query_origin), index_to_i64(k, key_origin)
+        scale, causal = self.scale, self.causal
+
+        def body(block, a):
+            e = Emitter(block)
+            query, key = e(arith.AddiOp(a[1], origin_q)), e(arith.AddiOp(a[2], origin_k))
+            outside = e(arith.CmpiOp(query, queries, "sge"))
+            if causal:
+                outside = e(arith.OrIOp(outside, e(arith.CmpiOp(key, query, "sgt"))))
+            return e(arith.SelectOp(outside, e.const(float("-inf"), f32), e(arith.MulfOp(a[0], e.const(scale, f32)))))
+
+        return k.map([products, query_ids, key_ids], f32, body)
+
+    def gradient_terms(self, k: KernelBuilder, scores: SSAValue, lse: SSAValue, d_probabilities: SSAValue,
+                       row_dots: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """(p, ds) = (exp(s - L), p (dp - D)), L and D broadcast to the scores' shape."""
+        shape = scores.type.get_shape()
+        p = elementwise(k, [scores, k.broadcast(lse, shape)], lambda e, a: e(xmath.ExpOp(e(arith.SubfOp(*a)))))
+        ds = elementwise(
+            k, [p, d_probabilities, k.broadcast(row_dots, shape)],
+            lambda e, a: e(arith.MulfOp(a[0], e(arith.SubfOp(a[1], a[2])))),
+        )  # fmt: skip
+        return p, ds
+
+    def store(self, k: KernelBuilder, value: SSAValue, partition: SSAValue, indices, result: SSAValue,
+              scale: float = 1.0) -> None:
+        element = result.type.element_type
+        if scale != 1.0:
+            value = elementwise(k, [value], lambda e, a: e(arith.MulfOp(a[0], e.const(scale, f32))))
+        if element != f32:
+            value = k.map([value], element, lambda block, a: Emitter(block)(arith.TruncFOp(a[0], element)))
+        k.store(value, partition, indices)
+
+    # The kernels.
+
+    def stats_kernel(self, lse: SSAValue, row_dots: SSAValue) -> None:
+        op, lead, rows, columns = self.op, self.lead, self.rows, self.columns
+        buffers = [self.p.buffer_of(v) for v in (op.q, op.k, op.out, op.dout)] + [lse, row_dots]
+        k = KernelBuilder(self.p.kernel_name("attention_grad_stats"), buffers, (*self.batch, -(-self.queries // BLOCK)))
+        *batch_ids, block = k.program_ids
+        zero = k.index(0)
+        q_part = k.partition(0, self.operand_view(op.q), (*lead, rows, self.depth_tile))
+        k_part = k.partition(1, self.operand_view(op.k, transposed=True), (*lead, self.depth_tile, columns))
+        out_part = k.partition(2, self.operand_view(op.out), (*lead, rows, self.width_tile))
+        dout_part = k.partition(3, self.operand_view(op.dout), (*lead, rows, self.width_tile))
+        lse_part, dots_part = (k.partition(arg, self.stats_view, (*lead, rows, 1)) for arg in (4, 5))
+        q_tile = self.loaded(k, q_part, [*batch_ids, block, zero])
+        row_shape, row_axis = (*lead, rows, 1), len(lead) + 1
+        query_origin = k.add(arith.MuliOp(block, k.index(rows))).results[0]
+
+        def step(key_block: SSAValue, state: Sequence[SSAValue]) -> list[SSAValue]:
+            largest, total = state
+            keys_t = self.loaded(k, k_part, [*batch_ids, zero, key_block])
+            key_origin = k.add(arith.MuliOp(key_block, k.index(columns))).results[0]
+            s = self.scores(k, q_tile, keys_t, query_origin, key_origin, transposed=False)
+            new_largest = elementwise(k, [largest, k.reduce(s, row_axis, "max")], lambda e, a: e(arith.MaximumfOp(*a)))
+            exp_difference = lambda e, a: e(xmath.ExpOp(e(arith.SubfOp(*a))))  # noqa: E731
+            probabilities = elementwise(k, [s, k.broadcast(new_largest, s.type.get_shape())], exp_difference)
+            correction = elementwise(k, [largest, new_largest], exp_difference)
+            new_total = elementwise(
+                k, [total, correction, k.reduce(probabilities, row_axis, "sum")],
+                lambda e, a: e(arith.AddfOp(e(arith.MulfOp(a[0], a[1])), a[2])),
+            )  # fmt: skip
+            return [new_largest, new_total]
+
+        start = [k.fill(float("-inf"), row_shape, f32), k.fill(0.0, row_shape, f32)]
+        largest, total = k.loop(self.key_blocks_seen(k, block), start, step)
+        lse_tile = elementwise(k, [largest, total], lambda e, a: e(arith.AddfOp(a[0], e(xmath.LogOp(a[1])))))
+        k.store(lse_tile, lse_part, [*batch_ids, block, zero])
+        products = elementwise(
+            k, [self.loaded(k, out_part, [*batch_ids, block, zero]), self.loaded(k, dout_part, [*batch_ids, block, zero])],
+            lambda e, a: e(arith.MulfOp(*a)),
+        )  # fmt: skip
+        k.store(k.reduce(products, row_axis, "sum"), dots_part, [*batch_ids, block, zero])
+        self.launch(k, buffers, "stats")
+
+    def key_blocks_seen(self, k: KernelBuilder, query_block: SSAValue) -> SSAValue | int:
+        """Key blocks query block `query_block` sees: all, or (causal) up to its last row's."""
+        blocks = -(-self.keys // self.columns)
+        if not self.causal:
+            return blocks
+        last_row = k.add(arith.AddiOp(k.add(arith.MuliOp(query_block, k.index(self.rows))).results[0], k.index(self.rows - 1))).results[0]
+        needed = k.add(arith.AddiOp(k.add(arith.DivUIOp(last_row, k.index(self.columns))).results[0], k.index(1))).results[0]
+        return k.add(arith.MinUIOp(needed, k.index(blocks))).results[0]
+
+    def dq_kernel(self, lse: SSAValue, row_dots: SSAValue, dq: SSAValue) -> None:
+        op, lead, rows, columns = self.op, self.lead, self.rows, self.columns
+        buffers = [self.p.buffer_of(v) for v in (op.q, op.k, op.v, op.dout)] + [lse, row_dots, dq]
+        k = KernelBuilder(self.p.kernel_name("attention_grad_dq"), buffers, (*self.batch, -(-self.queries // BLOCK)))
+        *batch_ids, block = k.program_ids
+        zero = k.index(0)
+        dq_view = TensorViewType(shape_of(op.q.type), op.q.type.element_type, contiguous_strides(shape_of(op.q.type)))
+        q_part = k.partition(0, self.operand_view(op.q), (*lead, rows, self.depth_tile))
+        k_part = k.partition(1, self.operand_view(op.k), (*lead, columns, self.depth_tile))
+        dout_part = k.partition(3, self.operand_view(op.dout), (*lead, rows, self.width_tile))
+        lse_part, dots_part = (k.partition(arg, self.stats_view, (*lead, rows, 1)) for arg in (4, 5))
+        dq_part = k.partition(6, dq_view, (*lead, rows, self.depth_tile))
+        keys_t_part = k.partition(1, self.operand_view(op.k, transposed=True), (*lead, self.depth_tile, columns))
+        values_t_part = k.partition(2, self.operand_view(op.v, transposed=True), (*lead, self.width_tile, columns))
+        at = [*batch_ids, block, zero]
+        q_tile, dout_tile = self.loaded(k, q_part, at), self.loaded(k, dout_part, at)
+        lse_tile, dots_tile = k.load(lse_part, at), k.load(dots_part, at)
+        query_origin = k.add(arith.MuliOp(block, k.index(rows))).results[0]
+
+        def step(key_block: SSAValue, state: Sequence[SSAValue]) -> list[SSAValue]:
+            key_origin = k.add(arith.MuliOp(key_block, k.index(columns))).results[0]
+            s = self.scores(k, q_tile, self.loaded(k, keys_t_part, [*batch_ids, zero, key_block]), query_origin,
+                            key_origin, transposed=False)
+            shape = s.type.get_shape()
+            dp = k.add(tile.MmaOp(dout_tile, self.loaded(k, values_t_part, [*batch_ids, zero, key_block]),
+                                k.fill(0.0, shape, f32))).results[0]  # fmt: skip
+            _, ds = self.gradient_terms(k, s, lse_tile, dp, dots_tile)
+            return [k.add(tile.MmaOp(ds, self.loaded(k, k_part, [*batch_ids, key_block, zero]), state[0])).results[0]]
+
+        (total,) = k.loop(self.key_blocks_seen(k, block), [k.fill(0.0, (*lead, rows, self.depth_tile), f32)], step)
+        self.store(k, total, dq_part, at, op.dq, self.scale)
+        self.launch(k, buffers, "dq")
+
+    def dkv_kernel(self, lse: SSAValue, row_dots: SSAValue, dk: SSAValue, dv: SSAValue) -> None:
+        op, lead, rows, columns = self.op, self.lead, self.rows, self.columns
+        buffers = [self.p.buffer_of(v) for v in (op.q, op.k, op.v, op.dout)] + [lse, row_dots, dk, dv]
+        k = KernelBuilder(self.p.kernel_name("attention_grad_dkv"), buffers, (*self.batch, -(-self.keys // BLOCK)))
+        *batch_ids, block = k.program_ids
+        zero = k.index(0)
+
+        def contiguous(value: SSAValue) -> TensorViewType:
+            return TensorViewType(shape_of(value.type), value.type.element_type, contiguous_strides(shape_of(value.type)))
+
+        q_part = k.partition(0, self.operand_view(op.q), (*lead, rows, self.depth_tile))
+        k_part = k.partition(1, self.operand_view(op.k), (*lead, columns, self.depth_tile))
+        v_part = k.partition(2, self.operand_view(op.v), (*lead, columns, self.width_tile))
+        dout_part = k.partition(3, self.operand_view(op.dout), (*lead, rows, self.width_tile))
+        lse_part, dots_part = (k.partition(arg, self.stats_transposed(), (*lead, 1, rows)) for arg in (4, 5))
+        dk_part = k.partition(6, contiguous(op.dk), (*lead, columns, self.depth_tile))
+        dv_part = k.partition(7, contiguous(op.dv), (*lead, columns, self.width_tile))
+        q_t_part = k.partition(0, self.operand_view(op.q, transposed=True), (*lead, self.depth_tile, rows))
+        dout_t_part = k.partition(3, self.operand_view(op.dout, transposed=True), (*lead, self.width_tile, rows))
+        at = [*batch_ids, block, zero]
+        keys_tile, values_tile = self.loaded(k, k_part, at), self.loaded(k, v_part, at)
+        key_origin = k.add(arith.MuliOp(block, k.index(columns))).results[0]
+        first = self.first_query_block(k, key_origin)
+        query_blocks = k.index(-(-self.queries // rows))
+
+        def step(query_block: SSAValue, state: Sequence[SSAValue]) -> list[SSAValue]:
+            query_origin = k.add(arith.MuliOp(query_block, k.index(rows))).results[0]
+            row_at, column_at = [*batch_ids, query_block, zero], [*batch_ids, zero, query_block]
+            s_t = self.scores(k, keys_tile, self.loaded(k, q_t_part, column_at), query_origin, key_origin, transposed=True)
+            shape = s_t.type.get_shape()
+            dp_t = k.add(tile.MmaOp(values_tile, self.loaded(k, dout_t_part, column_at), k.fill(0.0, shape, f32))).results[0]
+            p_t, ds_t = self.gradient_terms(k, s_t, k.load(lse_part, column_at), dp_t, k.load(dots_part, column_at))
+            dv_sum = k.add(tile.MmaOp(p_t, self.loaded(k, dout_part, row_at), state[1])).results[0]
+            dk_sum = k.add(tile.MmaOp(ds_t, self.loaded(k, q_part, row_at), state[0])).results[0]
+            return [dk_sum, dv_sum]
+
+        zeros = [k.fill(0.0, (*lead, columns, self.depth_tile), f32), k.fill(0.0, (*lead, columns, self.width_tile), f32)]
+        dk_sum, dv_sum = k.loop(query_blocks, zeros, step, start=first)
+        self.store(k, dk_sum, dk_part, at, op.dk, self.scale)
+        self.store(k, dv_sum, dv_part, at, op.dv)
+        self.launch(k, buffers, "dkv")
+
+    def first_query_block(self, k: KernelBuilder, key_origin: SSAValue) -> SSAValue:
+        """The first query block that sees the key block: 0, or (causal) the block of the
+        query at the block's first key, as far as there are queries."""
+        if not self.causal:
+            return k.index(0)
+        diagonal = k.add(arith.DivUIOp(key_origin, k.index(self.rows))).results[0]
+        return k.add(arith.MinUIOp(diagonal, k.index(-(-self.queries // self.rows)))).results[0]

@@ -1,0 +1,483 @@
+"""graph.attention_grad on tensor cores: the three kernels lower-graph-to-tile marks
+`tile.flash_attention_grad` (part = stats, dq, dkv; graph_to_tile/attention_grad.py, whose
+bodies are their meaning) are replaced here by flash-attention backward kernels, in the
+mma.sync fragment layouts of the forward kernel (flash_attention.py): one block of 4 warps
+per 64 rows, warp w owning rows 16w .. 16w + 15, the operands of the other side streamed
+in blocks of 64 through two shared stages (cp.async), every [64 x 64] score tile kept in
+registers. Scores are in base 2 (t = scale · log2(e) · q kᵀ, p = 2^(t - L · log2 e)).
+
+- stats (per 64 queries): the forward's online softmax over the key blocks without p v:
+  L = (m + log2 l) · ln 2, natural as the tile body writes it; D = rowsum(dout ∘ out),
+  two threads per row;
+- dq (per 64 queries, over key blocks as the forward, heaviest first when causal): q and
+  dout are a fragments held in registers; s = q kᵀ and dp = dout vᵀ take k's and v's rows
+  as b fragments (plain ldmatrix), ds = p (dp - D) becomes the a fragments of
+  dq += ds k, k's rows as b by ldmatrix.trans;
+- dkv (per 64 keys, over the query blocks from the diagonal when causal): everything
+  transposed, k and v the resident a fragments: sᵀ = k qᵀ, dpᵀ = v doutᵀ, pᵀ and dsᵀ from
+  L and D of each query column, dv += pᵀ dout and dk += dsᵀ q.
+
+p and ds enter their products as one 16-bit fragment with `attention_p16`, else as high +
+low fragments (flash_attention.p_fragments). Blocks wholly inside the sequences and off
+the diagonal run unmasked; only the diagonal and the partial last blocks are masked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from math import log, prod
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import BFloat16Type, DictionaryAttr, Float16Type, FloatAttr, IndexType, IntegerAttr, StringAttr
+from xdsl.ir import Block, Region, SSAValue
+
+from strata.dialects import tile
+from strata.dialects.tile_types import TensorViewType
+from strata.lowering.graph_to_tile.attention_grad import MARK
+from strata.lowering.tile_to_gpu.flash_attention import CHUNK, LOG2_E, THREADS, constant, fold, operand, p_fragments
+from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind
+from strata.lowering.tile_to_gpu.kernel import WARP, GpuKernelLowering
+from strata.lowering.tile_to_gpu.ops import butterfly
+from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, address, b16_b_fragments, issue_copies, k_major_fragments, stage_target
+from strata.lowering.tile_to_gpu.tensor_cores import multiply_fragments
+from strata.support.errors import StrataError
+
+BLOCK = 64
+ARGUMENTS = {"stats": ("q", "k", "out", "dout", "lse", "dots"), "dq": ("q", "k", "v", "dout", "lse", "dots", "dq"),
+             "dkv": ("q", "k", "v", "dout", "lse", "dots", "dk", "dv")}  # fmt: skip
+"""The marked kernels' arguments, as lower-graph-to-tile launches them."""
+
+
+@dataclass(frozen=True)
+class FlashGrad:
+    """What a kernel needs of its marked kernel: its part, buffers (with their row views)
+    and the attention's parameters."""
+
+    part: str
+    buffers: dict[str, tuple[SSAValue, TensorViewType]]
+    scale: float
+    causal: bool
+    p16: bool
+
+    @property
+    def queries(self) -> int:
+        return self.buffers["q"][1].get_shape()[-2]
+
+    @property
+    def keys(self) -> int:
+        return self.buffers["k"][1].get_shape()[-2]
+
+    @staticmethod
+    def of(lowering: FlashAttentionGradLowering) -> FlashGrad:
+        kernel = lowering.kernel
+        mark = kernel.attributes[MARK]
+        part = mark.data.get("part") if isinstance(mark, DictionaryAttr) else None
+        names = ARGUMENTS.get(part.data) if isinstance(part, StringAttr) else None
+        args = kernel.body.block.args
+        views: dict[SSAValue, TensorViewType] = {}
+        for op in kernel.body.block.ops:
+            if isinstance(op, tile.MakeTensorViewOp):
+                views.setdefault(op.buffer, row_view(op.result.type))
+        if not (
+            names is not None and len(args) == len(names) and all(a in views for a in args)
+            and isinstance(mark.data.get("scale"), FloatAttr) and isinstance(mark.data.get("causal"), IntegerAttr)
+        ):  # fmt: skip
+            raise StrataError(
+                f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} needs {{part: stats|dq|dkv, scale: f64, causal: "
+                "bool}} on a kernel of viewed buffers as lower-graph-to-tile writes it"
+            )
+        buffers = {name: (lowering.values[a], views[a]) for name, a in zip(names, args)}
+        grad = FlashGrad(part.data, buffers, mark.data["scale"].value.data, bool(mark.data["causal"].value.data), lowering.p16)
+        if not grad.fits(kernel.grid_shape()):
+            raise StrataError(
+                f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} takes one 16-bit type with heads of 16 to 64 "
+                f"(multiples of 16) and a grid of {BLOCK}-row blocks"
+            )
+        return grad
+
+    def fits(self, grid: Sequence[int]) -> bool:
+        tensors = [view for name, (_, view) in self.buffers.items() if name not in ("lse", "dots")]
+        element = tensors[0].element_type
+        heads = [self.buffers[name][1].get_shape()[-1] for name in ("q", "k", "dout")]
+        *batch, _ = self.buffers["q"][1].get_shape()[:-1]
+        rows = self.keys if self.part == "dkv" else self.queries
+        return (
+            isinstance(element, BFloat16Type | Float16Type) and all(view.element_type == element for view in tensors)
+            and all(16 <= head <= 64 and head % 16 == 0 for head in heads)
+            and tuple(grid) == (*batch, -(-rows // BLOCK))
+        )  # fmt: skip
+
+
+def row_view(view: TensorViewType) -> TensorViewType:
+    """A view as rows along its last axis: itself, or (a transposed view, last stride not 1)
+    its last two axes swapped back. L and D ([batch..., Sq, 1]) are kept as they are."""
+    *outer, rows, columns = view.get_strides()
+    if columns == 1 or view.get_shape()[-1] == 1:
+        return view
+    *batch, height, width = view.get_shape()
+    return TensorViewType((*batch, width, height), view.element_type, (*outer, columns, rows), view.offset.data)
+
+
+class FlashAttentionGradLowering(GpuKernelLowering):
+    """A kernel marked `tile.flash_attention_grad`, lowered as the module docstring's kernel
+    of its part instead of op by op."""
+
+    def __init__(self, kernel: tile.KernelOp, *options, p16: bool = False):
+        super().__init__(kernel, THREADS, *options)
+        self.p16 = p16
+
+    def bind_program_ids(self, flat: SSAValue) -> None:
+        """Reads the mark; causal dq blocks run last query block (the most key blocks) first."""
+        self.grad = FlashGrad.of(self)
+        *batch, blocks = self.kernel.grid_shape()
+        if self.grad.part == "dq" and self.grad.causal:
+            count = self.index(prod(batch))
+            block = self.emit(arith.SubiOp(self.index(blocks - 1), self.emit(arith.DivUIOp(flat, count))))
+            batch_ids = self.delinearize(self.emit(arith.RemUIOp(flat, count)), batch, wrap=True) if batch else []
+            self.program_ids = [*batch_ids, block]
+        else:
+            self.program_ids = self.delinearize(flat, self.kernel.grid_shape(), wrap=True)
+
+    def lower_body(self) -> None:
+        Kernel(self, self.grad).emit()
+
+
+class Kernel:
+    """The code of one part; its lanes' layout (warp rows, fragment lanes) is shared."""
+
+    def __init__(self, k: GpuKernelLowering, grad: FlashGrad):
+        self.k, self.grad = k, grad
+        *self.batch_ids, self.block = k.program_ids
+        self.element = grad.buffers["q"][1].element_type
+        self.kind = TensorCoreKind(self.element, 16, 2)
+        self.scores = MmaFragments((BLOCK, BLOCK), 4, 1)
+        self.warp_row, _, self.group, self.thread_in_group = self.scores.lane_origin(k)
+        self.lane = k.emit(arith.RemUIOp(k.thread, k.index(WARP)))
+        self.lane_row = k.emit(arith.RemUIOp(self.lane, k.index(16)))
+        self.lane_column = k.mul(k.emit(arith.DivUIOp(self.lane, k.index(16))), k.index(CHUNK))
+        first = k.add(k.mul(self.block, k.index(BLOCK)), k.add(self.warp_row, self.group))
+        self.rows = [first, k.add(first, k.index(8))]
+        """This lane's two rows of its warp's 16 (queries; keys in dkv)."""
+
+    def emit(self) -> None:
+        {"stats": self.stats, "dq": self.dq, "dkv": self.dkv}[self.grad.part]()
+
+    # Operands and streaming.
+
+    def operand(self, name: str, at_block: bool) -> Operand:
+        """The 64-row tiles of a buffer: at this block's rows, or streamed by the loop."""
+        k = self.k
+        buffer, view = self.grad.buffers[name]
+        indices = [*self.batch_ids, self.block if at_block else None, k.index(0)]
+        return operand(k, (buffer, view), BLOCK, indices)
+
+    def resident(self, operands: Sequence[Operand]) -> None:
+        k = self.k
+        for resident in operands:
+            resident.shared = k.shared_alloca([BLOCK, resident.columns + CHUNK], self.element, dynamic=True)
+            issue_copies(k, resident, k.index(0), stage_target(k, resident, k.index(0)))
+        k.inline_ptx("cp.async.commit_group", [])
+
+    def streamed(self, operands: Sequence[Operand], blocks: SSAValue) -> Callable[[SSAValue, SSAValue], None]:
+        """Two shared stages for each operand; returns issue(block, stage)."""
+        k = self.k
+        for stream in operands:
+            stream.shared = k.shared_alloca([2 * BLOCK, stream.columns + CHUNK], self.element, dynamic=True)
+
+        def issue(block: SSAValue, stage: SSAValue) -> None:
+            def copies() -> None:
+                for stream in operands:
+                    issue_copies(k, stream, block, stage_target(k, stream, stage))
+
+            k.guarded(k.emit(arith.CmpiOp(block, blocks, "ult")), copies)
+            k.inline_ptx("cp.async.commit_group", [])
+
+        return issue
+
+    def a_fragments(self, shared: SSAValue, depth: int) -> list[list[SSAValue]]:
+        """This warp's 16 rows of a resident operand as a fragments, one per 16 columns."""
+        k = self.k
+        row = k.add(self.warp_row, self.lane_row)
+        return [
+            k.inline_ptx("ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                         [address(k, shared, [row, k.add(self.lane_column, k.index(16 * step))])], 4)
+            for step in range(depth // 16)
+        ]  # fmt: skip
+
+    def loop(self, lower: SSAValue, upper: SSAValue, state: list[SSAValue], issue,
+             body: Callable[[SSAValue, SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+        """scf.for over streamed blocks lower .. upper carrying `state`: wait for the block's
+        copies, issue the next block's, then body(block, first shared row of its stage, state)."""
+        k = self.k
+        loop_body = Block(arg_types=[IndexType(), *(v.type for v in state)])
+        outer, k.cursor = k.cursor, loop_body
+        block = loop_body.args[0]
+        k.inline_ptx("cp.async.wait_group.0", [])
+        k.barriers.barrier()
+        following = k.add(block, k.index(1))
+        issue(following, k.emit(arith.RemUIOp(following, k.index(2))))
+        stage_row = k.mul(k.emit(arith.RemUIOp(block, k.index(2))), k.index(BLOCK))
+        k.emit(scf.YieldOp(*body(block, stage_row, list(loop_body.args[1:]))))
+        k.cursor = outer
+        return list(k.emit(scf.ForOp(lower, upper, k.index(1), state, Region(loop_body))).owner.results)
+
+    def products(self, a: list[list[SSAValue]], b: Operand, stage_row: SSAValue) -> list[SSAValue]:
+        """a (this warp's 16 rows) times the stage's 64 rows of b, transposed: [16 x 64]."""
+        k = self.k
+        sums = [constant(k, 0.0)] * (4 * self.scores.tiles_n)
+        for step, fragment in enumerate(a):
+            b_fragments = k_major_fragments(k, b, self.scores.tiles_n, stage_row, self.lane, 16 * step)
+            multiply_fragments(k, self.scores, self.kind, [fragment], b_fragments, sums)
+        return sums
+
+    def accumulate(self, layout: MmaFragments, terms: list[SSAValue], b: Operand, stage_row: SSAValue,
+                   sums: list[SSAValue]) -> list[SSAValue]:
+        """sums + terms (a [16 x 64] score tile in fragments) times the stage's rows of b."""
+        k = self.k
+        sums = list(sums)
+        for step in range(BLOCK // 16):
+            pairs = [(terms[8 * step + n], terms[8 * step + n + 1]) for n in (0, 2, 4, 6)]
+            row = k.add(k.add(stage_row, self.lane_row), k.index(16 * step))
+            b_fragments = b16_b_fragments(k, layout, b, row, k.index(0), self.lane_column)
+            for fragment in p_fragments(k, self.element, self.grad.p16, pairs):
+                multiply_fragments(k, layout, self.kind, [fragment], b_fragments, sums)
+        return sums
+
+    def column(self, n: int) -> SSAValue:
+        """The score column (within the block) of register n of this lane."""
+        tile_column, register = divmod(n, 4)
+        return self.k.add(self.k.mul(self.thread_in_group, self.k.index(2)), self.k.index(8 * tile_column + register % 2))
+
+    def outside(self, query: SSAValue, key: SSAValue) -> SSAValue:
+        """Whether a (query, key) score is masked: past the keys or queries, or (causal) a key past the query."""
+        k = self.k
+        beyond = k.emit(arith.OrIOp(k.emit(arith.CmpiOp(key, k.index(self.grad.keys), "uge")),
+                                    k.emit(arith.CmpiOp(query, k.index(self.grad.queries), "uge"))))  # fmt: skip
+        if self.grad.causal:
+            beyond = k.emit(arith.OrIOp(beyond, k.emit(arith.CmpiOp(key, query, "ugt"))))
+        return beyond
+
+    def stat(self, name: str, query: SSAValue) -> SSAValue:
+        """L or D of a query of this batch index (rows are padded to whole blocks: a row past
+        the queries reads whatever is there, and is masked)."""
+        k = self.k
+        buffer, view = self.grad.buffers[name]
+        outer = view.get_strides()[:-2]
+        offset = query
+        for index, stride in zip(self.batch_ids, outer):
+            offset = k.add(offset, k.mul(index, k.index(stride)))
+        return k.emit(memref.LoadOp.get(buffer, [offset]))
+
+    def store(self, name: str, sums: list[SSAValue], layout: MmaFragments, factor: float, extent: int) -> None:
+        """sums · factor, rounded, into this lane's rows of the output (rows < extent)."""
+        k = self.k
+        buffer, view = self.grad.buffers[name]
+        scale = constant(k, factor)
+        origin = [*self.batch_ids, k.index(0), k.index(0)]
+        for half in range(2):
+            def store(half=half) -> None:
+                for n, value in enumerate(sums):
+                    if (n % 4) // 2 != half:
+                        continue
+                    rounded = k.emit(arith.TruncFOp(k.emit(arith.MulfOp(value, scale)), view.element_type))
+                    indices = [*[k.index(0)] * len(self.batch_ids), self.rows[half], self.column(n)]
+                    k.emit(memref.StoreOp.get(rounded, buffer, [k.element_offset(view, origin, indices)]))
+
+            k.guarded(k.emit(arith.CmpiOp(self.rows[half], k.index(extent), "ult")), store)
+
+    def blocks(self, size: int) -> SSAValue:
+        return self.k.index(-(-size // BLOCK))
+
+    def ranges(self, first: SSAValue, diagonal_end: SSAValue | None, total: int) -> list[tuple[SSAValue, SSAValue, bool]]:
+        """(lower, upper, masked) ranges of streamed blocks first .. blocks(total): a masked
+        diagonal block first (causal dkv), unmasked whole blocks, then the masked rest."""
+        k = self.k
+        whole = k.index(total // BLOCK)
+        ranges = []
+        if diagonal_end is not None:
+            ranges.append((first, diagonal_end, True))
+            first = diagonal_end
+        middle_end = k.emit(arith.MaxUIOp(first, whole))
+        return [*ranges, (first, middle_end, False), (middle_end, self.blocks(total), True)]
+
+    # The parts.
+
+    def stats(self) -> None:
+        k, grad = self.k, self.grad
+        q, keys = self.operand("q", True), self.operand("k", False)
+        self.resident([q])
+        key_blocks = self.blocks(grad.keys)
+        if grad.causal:
+            key_blocks = k.emit(arith.MinUIOp(k.add(self.block, k.index(1)), key_blocks))
+        issue = self.streamed([keys], key_blocks)
+        issue(k.index(0), k.index(0))
+        k.inline_ptx("cp.async.wait_group.1", [])
+        k.barriers.barrier()
+        q_fragments = self.a_fragments(q.shared, q.columns)
+        scale = constant(k, grad.scale * LOG2_E)
+        minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
+
+        def body(masked: bool):
+            def step(block: SSAValue, stage_row: SSAValue, state: list[SSAValue]) -> list[SSAValue]:
+                t = [k.emit(arith.MulfOp(value, scale)) for value in self.products(q_fragments, keys, stage_row)]
+                if masked:
+                    first_key = k.mul(block, k.index(BLOCK))
+                    t = [k.emit(arith.SelectOp(self.outside(self.rows[(n % 4) // 2], k.add(first_key, self.column(n))),
+                                               minus_infinity, value)) for n, value in enumerate(t)]  # fmt: skip
+                largest, totals = state[:2], state[2:]
+                for half in range(2):
+                    mine = [t[n] for n in range(len(t)) if (n % 4) // 2 == half]
+                    row_max = butterfly(k, fold(k, mine, arith.MaximumfOp), 4, lambda a, b: k.emit(arith.MaximumfOp(a, b)))
+                    new = k.emit(arith.MaximumfOp(largest[half], row_max))
+                    finite = k.emit(arith.SelectOp(k.emit(arith.CmpfOp(new, minus_infinity, "oeq")), nothing, new))
+                    row_sum = fold(k, [k.emit(xmath.Exp2Op(k.emit(arith.SubfOp(value, finite)))) for value in mine], arith.AddfOp)
+                    correction = k.emit(xmath.Exp2Op(k.emit(arith.SubfOp(largest[half], finite))))
+                    totals[half] = k.emit(arith.AddfOp(k.emit(arith.MulfOp(totals[half], correction)), row_sum))
+                    largest[half] = new
+                return [*largest, *totals]
+
+            return step
+
+        state = [minus_infinity, minus_infinity, nothing, nothing]
+        unmasked = k.index(grad.keys // BLOCK)
+        if grad.causal:
+            unmasked = k.emit(arith.MinUIOp(self.block, unmasked))
+        state = self.loop(k.index(0), unmasked, state, issue, body(False))
+        state = self.loop(unmasked, key_blocks, state, issue, body(True))
+        ln2 = constant(k, log(2.0))
+        for half in range(2):
+            total = butterfly(k, state[2 + half], 4, lambda a, b: k.emit(arith.AddfOp(a, b)))
+            lse = k.emit(arith.MulfOp(k.emit(arith.AddfOp(state[half], k.emit(xmath.Log2Op(total)))), ln2))
+            first_of_quad = k.emit(arith.CmpiOp(self.thread_in_group, k.index(0), "eq"))
+            inside = k.emit(arith.AndIOp(first_of_quad, k.emit(arith.CmpiOp(self.rows[half], k.index(grad.queries), "ult"))))
+            k.guarded(inside, lambda half=half, lse=lse: self.store_stat("lse", self.rows[half], lse))
+        self.row_dots()
+
+    def store_stat(self, name: str, query: SSAValue, value: SSAValue) -> None:
+        k = self.k
+        buffer, view = self.grad.buffers[name]
+        offset = query
+        for index, stride in zip(self.batch_ids, view.get_strides()[:-2]):
+            offset = k.add(offset, k.mul(index, k.index(stride)))
+        k.emit(memref.StoreOp.get(value, buffer, [offset]))
+
+    def row_dots(self) -> None:
+        """D = rowsum(dout ∘ out) of the block's rows, two threads per row."""
+        k, grad = self.k, self.grad
+        row = k.add(k.mul(self.block, k.index(BLOCK)), k.emit(arith.DivUIOp(k.thread, k.index(2))))
+        half = k.emit(arith.RemUIOp(k.thread, k.index(2)))
+        width = grad.buffers["out"][1].get_shape()[-1]
+        inside = k.emit(arith.CmpiOp(row, k.index(grad.queries), "ult"))
+        clamped = k.emit(arith.SelectOp(inside, row, k.index(0)))
+        origin = [*self.batch_ids, k.index(0), k.index(0)]
+        zeros = [k.index(0)] * len(self.batch_ids)
+        total = constant(k, 0.0)
+        for column in range(width // 2):
+            at = k.add(k.mul(half, k.index(width // 2)), k.index(column))
+            values = []
+            for name in ("out", "dout"):
+                buffer, view = grad.buffers[name]
+                loaded = k.emit(memref.LoadOp.get(buffer, [k.element_offset(view, origin, [*zeros, clamped, at])]))
+                values.append(k.emit(arith.ExtFOp(loaded, total.type)))
+            total = k.emit(arith.AddfOp(total, k.emit(arith.MulfOp(*values))))
+        total = butterfly(k, total, 2, lambda a, b: k.emit(arith.AddfOp(a, b)))
+        store = k.emit(arith.AndIOp(inside, k.emit(arith.CmpiOp(half, k.index(0), "eq"))))
+        k.guarded(store, lambda: self.store_stat("dots", row, total))
+
+    def probabilities(self, t: list[SSAValue], dp: list[SSAValue], lse: Callable[[int], SSAValue],
+                      dots: Callable[[int], SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
+        """(p, ds) = (2^(t - L log2 e), p (dp - D)) with L and D of register n's row or column."""
+        k = self.k
+        p = [k.emit(xmath.Exp2Op(k.emit(arith.SubfOp(value, lse(n))))) for n, value in enumerate(t)]
+        ds = [k.emit(arith.MulfOp(p[n], k.emit(arith.SubfOp(dp[n], dots(n))))) for n in range(len(t))]
+        return p, ds
+
+    def dq(self) -> None:
+        k, grad = self.k, self.grad
+        q, dout = self.operand("q", True), self.operand("dout", True)
+        keys, values = self.operand("k", False), self.operand("v", False)
+        self.resident([q, dout])
+        key_blocks = self.blocks(grad.keys)
+        if grad.causal:
+            key_blocks = k.emit(arith.MinUIOp(k.add(self.block, k.index(1)), key_blocks))
+        issue = self.streamed([keys, values], key_blocks)
+        issue(k.index(0), k.index(0))
+        k.inline_ptx("cp.async.wait_group.1", [])
+        k.barriers.barrier()
+        q_fragments, dout_fragments = self.a_fragments(q.shared, q.columns), self.a_fragments(dout.shared, dout.columns)
+        log2e, scale = constant(k, LOG2_E), constant(k, grad.scale * LOG2_E)
+        lse = [k.emit(arith.MulfOp(self.stat("lse", row), log2e)) for row in self.rows]
+        dots = [self.stat("dots", row) for row in self.rows]
+        layout = MmaFragments((BLOCK, q.columns), 4, 1)
+        minus_infinity = constant(k, float("-inf"))
+
+        def body(masked: bool):
+            def step(block: SSAValue, stage_row: SSAValue, sums: list[SSAValue]) -> list[SSAValue]:
+                t = [k.emit(arith.MulfOp(value, scale)) for value in self.products(q_fragments, keys, stage_row)]
+                if masked:
+                    first_key = k.mul(block, k.index(BLOCK))
+                    t = [k.emit(arith.SelectOp(self.outside(self.rows[(n % 4) // 2], k.add(first_key, self.column(n))),
+                                               minus_infinity, value)) for n, value in enumerate(t)]  # fmt: skip
+                dp = self.products(dout_fragments, values, stage_row)
+                _, ds = self.probabilities(t, dp, lambda n: lse[(n % 4) // 2], lambda n: dots[(n % 4) // 2])
+                return self.accumulate(layout, ds, keys, stage_row, sums)
+
+            return step
+
+        sums = [constant(k, 0.0)] * (4 * layout.tiles_n)
+        unmasked = k.index(grad.keys // BLOCK)
+        if grad.causal:
+            unmasked = k.emit(arith.MinUIOp(self.block, unmasked))
+        sums = self.loop(k.index(0), unmasked, sums, issue, body(False))
+        sums = self.loop(unmasked, key_blocks, sums, issue, body(True))
+        self.store("dq", sums, layout, grad.scale, grad.queries)
+
+    def dkv(self) -> None:
+        k, grad = self.k, self.grad
+        keys, values = self.operand("k", True), self.operand("v", True)
+        q, dout = self.operand("q", False), self.operand("dout", False)
+        self.resident([keys, values])
+        query_blocks = self.blocks(grad.queries)
+        first = k.index(0)
+        if grad.causal:  # the first query block that sees this block's first key
+            first = k.emit(arith.MinUIOp(self.block, query_blocks))
+        issue = self.streamed([q, dout], query_blocks)
+        issue(first, k.emit(arith.RemUIOp(first, k.index(2))))
+        k.inline_ptx("cp.async.wait_group.1", [])
+        k.barriers.barrier()
+        key_fragments, value_fragments = self.a_fragments(keys.shared, keys.columns), self.a_fragments(values.shared, values.columns)
+        log2e, scale = constant(k, LOG2_E), constant(k, grad.scale * LOG2_E)
+        dk_layout, dv_layout = MmaFragments((BLOCK, keys.columns), 4, 1), MmaFragments((BLOCK, values.columns), 4, 1)
+        minus_infinity = constant(k, float("-inf"))
+        last_query = k.index(grad.queries - 1)
+
+        def body(masked: bool):
+            def step(block: SSAValue, stage_row: SSAValue, sums: list[SSAValue]) -> list[SSAValue]:
+                t = [k.emit(arith.MulfOp(value, scale)) for value in self.products(key_fragments, q, stage_row)]
+                first_query = k.mul(block, k.index(BLOCK))
+                columns = [k.add(first_query, self.column(n)) for n in range(len(t))]
+                if masked:
+                    t = [k.emit(arith.SelectOp(self.outside(columns[n], self.rows[(n % 4) // 2]), minus_infinity, value))
+                         for n, value in enumerate(t)]  # fmt: skip
+                    # Query columns past the last read the last one's L and D (rows past the
+                    # queries hold nothing): finite, and masked anyway.
+                    columns = [k.emit(arith.MinUIOp(column, last_query)) for column in columns]
+                lse = {n: k.emit(arith.MulfOp(self.stat("lse", columns[n]), log2e)) for n in range(len(t)) if n % 4 < 2}
+                dots = {n: self.stat("dots", columns[n]) for n in range(len(t)) if n % 4 < 2}
+                dp = self.products(value_fragments, dout, stage_row)
+                p, ds = self.probabilities(t, dp, lambda n: lse[n - n % 4 + n % 2], lambda n: dots[n - n % 4 + n % 2])
+                dk_sums, dv_sums = sums[:4 * dk_layout.tiles_n], sums[4 * dk_layout.tiles_n:]
+                dv_sums = self.accumulate(dv_layout, p, dout, stage_row, dv_sums)
+                dk_sums = self.accumulate(dk_layout, ds, q, stage_row, dk_sums)
+                return [*dk_sums, *dv_sums]
+
+            return step
+
+        sums = [constant(k, 0.0)] * (4 * (dk_layout.tiles_n + dv_layout.tiles_n))
+        diagonal_end = k.emit(arith.MinUIOp(k.add(first, k.index(1)), query_blocks)) if grad.causal else None
+        for lower, upper, masked in self.ranges(first, diagonal_end, grad.queries):
+            sums = self.loop(lower, upper, sums, issue, body(masked))
+        self.store("dk", sums[:4 * dk_layout.tiles_n], dk_layout, grad.scale, grad.keys)
+        self.store("dv", sums[4 * dk_layout.tiles_n:], dv_layout, 1.0, grad.keys)

@@ -1,0 +1,111 @@
+"""`expand-attention-grad`: graph.attention_grad spelled out in graph ops, for targets
+that compute it as matmuls, a softmax and elementwise ops (which the fusion passes then
+group), not as one flash-attention backward.
+
+Before:
+
+    %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {scale = 5.000000e-01 : f64, causal = false}
+        : (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>)
+        -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>)
+
+After:
+
+    %s  = graph.matmul %q, %k {transpose_b = true, alpha = 5.000000e-01 : f64} : ... -> tensor<8x8xf32>
+    %p  = graph.softmax %s {axis = -1 : i64} : ...
+    %dp = graph.matmul %do, %v {transpose_b = true} : ...
+    %d  = graph.reduce_sum (graph.mul %do, %o) {axes = [-1], keepdims = true} : ... -> tensor<8x1xf32>
+    %ds = graph.mul %p, (graph.sub %dp, %d)
+    %dq = graph.matmul %ds, %k {alpha = 5.000000e-01 : f64}
+    %dk = graph.matmul %ds, %q {transpose_a = true, alpha = 5.000000e-01 : f64}
+    %dv = graph.matmul %p, %do {transpose_a = true}
+
+(a causal one masks %s above the diagonal first). The [Sq, Sk] probabilities are
+recomputed, never saved by the forward. With `keep_flash=true` (the GPU pipeline) the
+op stays where its operands are 16-bit and its head sizes in FLASH_GRAD_HEADS: the GPU
+computes those with its flash-attention backward kernels (lowering/graph_to_tile/attention_grad.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+from xdsl.context import Context
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, ModuleOp, TensorType, i1
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from strata.dialects import graph
+from strata.dialects.graph_base import shape_of, tensor
+from strata.dialects.graph_nn import above_diagonal
+from strata.support.dtypes import tensor_dtype
+from strata.transforms.vjp_context import GraphEmitter
+
+FLASH_HEADS = (16, 32, 64, 128)
+"""Head sizes (of q/k and of v) the GPU's flash-attention forward kernel takes."""
+FLASH_GRAD_HEADS = (16, 32, 64)
+"""Head sizes its backward kernels take (four [64 x head] tiles staged in shared memory,
+two of them in two stages, fit the 96 KiB a block may have up to head 64)."""
+
+
+def flash_shaped(q: TensorType, v: TensorType, heads: tuple[int, ...] = FLASH_HEADS) -> bool:
+    """Whether attention of these q and v types is one the GPU's flash kernels take: 16-bit
+    elements, head sizes in `heads` (their strides are checked when kernels are built)."""
+    return (
+        isinstance(q.element_type, (Float16Type, BFloat16Type))
+        and shape_of(q)[-1] in heads and shape_of(v)[-1] in heads
+    )  # fmt: skip
+
+
+def causal_mask(emitter: GraphEmitter, scores: SSAValue) -> SSAValue:
+    """Positions above the diagonal get the lowest finite value (the softmax gives them
+    probability 0, as -inf does, without inf - inf in a fused kernel)."""
+    sq, sk = shape_of(scores.type)[-2:]
+    mask = emitter.constant(above_diagonal(sq, sk), tensor((sq, sk), i1))
+    lowest = float(ml_dtypes.finfo(tensor_dtype(scores.type)).min)
+    return emitter.where(mask, emitter.scalar(lowest, scores.type.element_type), scores)
+
+
+def expanded(emitter: GraphEmitter, op: graph.AttentionGradOp) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """(dq, dk, dv) of `op` built from graph ops by `emitter` (the module docstring)."""
+    q, k, v, out, dout = op.operands
+    params = op.params()
+    scale = params["scale"]
+    scores = emitter.matmul(q, k, transpose_b=True, alpha=scale)
+    if params["causal"]:
+        scores = causal_mask(emitter, scores)
+    p = emitter.emit(graph.SoftmaxOp, [scores], axis=-1)
+    d_p = emitter.matmul(dout, v, transpose_b=True)
+    d_scores = emitter.mul(p, emitter.sub(d_p, emitter.row_sum(emitter.mul(dout, out), -1)))
+    return (
+        emitter.matmul(d_scores, k, alpha=scale),
+        emitter.matmul(d_scores, q, transpose_a=True, alpha=scale),
+        emitter.matmul(p, dout, transpose_a=True),
+    )
+
+
+def expand(op: graph.AttentionGradOp) -> None:
+    """Replace `op` by its expansion, in place."""
+    built: list[Operation] = []
+    results = expanded(GraphEmitter(built.append), op)
+    Rewriter.insert_op(built, InsertPoint.before(op))
+    for old, new in zip(op.results, results):
+        old.replace_all_uses_with(new)
+    Rewriter.erase_op(op)
+
+
+@dataclass(frozen=True)
+class ExpandAttentionGradPass(ModulePass):
+    """Every graph.attention_grad (but, with keep_flash, those the flash kernels take)
+    becomes its expansion (see above)."""
+
+    name = "expand-attention-grad"
+
+    keep_flash: bool = False
+    """Keep the 16-bit ones with heads in FLASH_GRAD_HEADS, for the GPU's flash kernels."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for grad in [o for o in op.walk() if isinstance(o, graph.AttentionGradOp)]:
+            if not (self.keep_flash and flash_shaped(grad.q.type, grad.v.type, FLASH_GRAD_HEADS)):
+                expand(grad)
