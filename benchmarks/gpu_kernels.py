@@ -6,7 +6,8 @@
 - matmul: f32 square matmuls vs torch.matmul with TF32 off (CUDA cores, like Strata's), and
   both with TF32 on (`allow_tf32=True`: tensor cores);
 - lowp: bf16 and f16 square matmuls (tensor cores, f32 accumulation) vs torch.matmul (cuBLAS);
-- attention: bf16 attention forward (flash kernel) vs torch's scaled_dot_product_attention;
+- attention: bf16 attention forward (flash kernel) vs torch's scaled_dot_product_attention,
+  and its backward (graph.attention_grad: the flash backward kernels) vs SDPA's backward;
 - launch: host time per `launch()` of the 12-kernel transformer block, CUDA graph replay
   against one launch per kernel (STRATA_CUDA_GRAPHS=0), and its device time both ways;
 - models: the bundled MLP and the transformer block at six small GPT-2-like sizes
@@ -44,6 +45,17 @@ def event_time(record, synchronize, elapsed, fn, repeat: int) -> float:
     end.record()
     end.synchronize()
     return elapsed(start, end) / 1e3 / repeat
+
+
+def attention_grad_text(shape, scale: float, causal: bool) -> str:
+    """@main(q, k, v, out, dout) -> (dq, dk, dv): one bf16 graph.attention_grad."""
+    t = f"tensor<{'x'.join(map(str, shape))}xbf16>"
+    return (
+        f"func.func @main(%q: {t}, %k: {t}, %v: {t}, %o: {t}, %do: {t}) -> ({t}, {t}, {t}) {{\n"
+        f"  %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {{scale = {scale:.17g} : f64, "
+        f"causal = {str(causal).lower()}}} : ({t}, {t}, {t}, {t}, {t}) -> ({t}, {t}, {t})\n"
+        f"  func.return %dq, %dk, %dv : {t}, {t}, {t}\n}}\n"
+    )
 
 
 def main(argv=None) -> int:
@@ -174,6 +186,29 @@ def main(argv=None) -> int:
                 s = strata_time(exe)
                 report("attn", f"bf16 {batch}x{heads}x{seq}x{head}{' causal' if causal else ''}{' p16' if p16 else ''}",
                        s, t, f"strata {flops / s / 1e12:.1f} TFLOP/s, SDPA {flops / t / 1e12:.1f} TFLOP/s")
+        for seq, head, causal in [(1024, 64, False), (1024, 64, True), (4096, 64, True)]:
+            batch, heads = 2, 8
+            shape = (batch, heads, seq, head)
+            q, k, v, dout = (rng.standard_normal(shape, dtype=np.float32).astype(ml_dtypes.bfloat16) for _ in range(4))
+            tq, tk, tv = (torch.from_numpy(x.astype(np.float32)).cuda().to(torch.bfloat16).requires_grad_() for x in (q, k, v))
+            tout = F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)
+            tdout = torch.from_numpy(dout.astype(np.float32)).cuda().to(torch.bfloat16)
+            backward = lambda: torch.autograd.grad(tout, (tq, tk, tv), tdout, retain_graph=True)  # noqa: E731
+            want = [g.float().cpu().numpy() for g in backward()]
+            t = torch_time(backward)
+            out = tout.detach().float().cpu().numpy().astype(ml_dtypes.bfloat16)
+            flops = 10 * batch * heads * seq * seq * head / (2 if causal else 1)
+            for p16 in (False, True):
+                exe = strata.compile(attention_grad_text(shape, head**-0.5, causal), target="cuda",
+                                     allow_16bit_attention_p=p16).run
+                got = exe(q, k, v, out, dout)
+                error = max(float(np.max(np.abs(g.astype(np.float32) - w)) / np.max(np.abs(w))) for g, w in zip(got, want))
+                if error > 0.05:
+                    raise SystemExit(f"attention backward mismatch: max |Δ| / max |want| = {error}")
+                exe.set_inputs(q, k, v, out, dout)
+                s = strata_time(exe)
+                report("attnbwd", f"bf16 {batch}x{heads}x{seq}x{head}{' causal' if causal else ''}{' p16' if p16 else ''}",
+                       s, t, f"strata {flops / s / 1e12:.1f} TFLOP/s, SDPA bwd {flops / t / 1e12:.1f} TFLOP/s, rel err {error:.1e}")
     if "launch" in args.only:
         import os
         import time

@@ -21,7 +21,7 @@ has() { [[ " $STAGES " == *" $1 "* ]]; }
 XDIST=""; python3 -c "import xdist" 2>/dev/null && XDIST="-n 8"
 if has tests; then
   echo "== GPU tests"
-  python3 -P -m pytest -q -p no:cacheprovider $XDIST tests/test_gpu.py tests/test_tensor_cores.py tests/test_warpgroup_mma.py tests/test_flash_attention.py tests/test_cuda_graphs.py -rfs 2>&1 | tee $OUT/pytest-gpu.log | tail -25
+  python3 -P -m pytest -q -p no:cacheprovider $XDIST tests/test_gpu.py tests/test_tensor_cores.py tests/test_warpgroup_mma.py tests/test_flash_attention.py tests/test_flash_attention_grad.py tests/test_cuda_graphs.py -rfs 2>&1 | tee $OUT/pytest-gpu.log | tail -25
   python3 -P -m pytest -q -p no:cacheprovider tests/test_torch_import.py -k cuda -rfs 2>&1 | tail -3
   python3 -P -m pytest -q -p no:cacheprovider $XDIST tests/test_vsla.py -k cuda -rfs 2>&1 | tail -3
   python3 -P -m pytest -q -p no:cacheprovider tests/test_dsl.py -k cuda -rfs 2>&1 | tail -3

@@ -1,0 +1,210 @@
+"""The gradient of attention: graph.attention_grad (the VJP of graph.attention), spelled out
+in matmuls and a softmax by expand-attention-grad (the CPU, f32 and large heads on the GPU)
+or computed by the flash-attention backward kernels (bf16/f16, heads 16..64, on the GPU:
+lowering/graph_to_tile/attention_grad.py, whose kernel bodies are what the GPU kernels of
+lowering/tile_to_gpu/flash_attention_grad.py compute). Without a GPU: which path each
+gradient takes, the plan (no S x S workspace), the marked kernels' bodies run on the CPU
+against the reference, ptxas. With a GPU: results against the reference at odd sizes,
+causal and not, cross attention, both p modes, within a stated bound."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import strata
+from strata.dialects import tile
+from strata.runtime.cpu import compile_cached
+from strata.runtime.program import LoweredProgram
+from strata.support.dtypes import NUMPY_DTYPES
+from strata.support.errors import StrataError
+from strata.targets.cpu import CpuPipelinePass
+from strata.targets.cuda import GpuPipelinePass
+from strata.targets.passes import run_pipeline
+from targets import ptxas
+from test_gpu import lower, needs_gpu, needs_ptx_tools
+
+CASES = {
+    "heads-2x3x128x64-causal-bf16": ((2, 3, 128, 64), (2, 3, 128, 64), (2, 3, 128, 64), "bf16", True),
+    "partial-150x32-f16": ((1, 150, 32), (1, 150, 32), (1, 150, 32), "f16", False),
+    "tiny-3x17x16-causal-bf16": ((3, 17, 16), (3, 17, 16), (3, 17, 16), "bf16", True),
+    "cross-70x130-v32-bf16": ((2, 70, 64), (2, 130, 64), (2, 130, 32), "bf16", False),
+    "causal-queries-past-keys-f16": ((1, 100, 32), (1, 40, 32), (1, 40, 16), "f16", True),
+    "causal-keys-past-queries-bf16": ((1, 40, 16), (1, 100, 16), (1, 100, 16), "bf16", True),
+}
+SMALL = ("tiny-3x17x16-causal-bf16", "cross-70x130-v32-bf16", "causal-queries-past-keys-f16",
+         "causal-keys-past-queries-bf16")  # fmt: skip
+
+
+def attention_grad(q, k, v, dtype, causal, scale=None) -> str:
+    """@main(q, k, v, out, dout) -> (dq, dk, dv) as one graph.attention_grad."""
+    scale = 1 / np.sqrt(q[-1]) if scale is None else scale
+    out = (*q[:-1], v[-1])
+
+    def t(shape):
+        return f"tensor<{'x'.join(map(str, shape))}x{dtype}>"
+
+    ins, outs = ", ".join(t(s) for s in (q, k, v, out, out)), ", ".join(t(s) for s in (q, k, v))
+    return (
+        f"func.func @main(%q: {t(q)}, %k: {t(k)}, %v: {t(v)}, %o: {t(out)}, %do: {t(out)}) -> ({outs}) {{\n"
+        f"  %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {{scale = {scale:.17g} : f64, "
+        f"causal = {str(causal).lower()}}} : ({ins}) -> ({outs})\n"
+        f"  func.return %dq, %dk, %dv : {outs}\n}}\n"
+    )
+
+
+def inputs(case, seed=5):
+    q, k, v, dtype, _ = CASES[case]
+    out = (*q[:-1], v[-1])
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s, dtype=np.float32).astype(NUMPY_DTYPES[dtype]) for s in (q, k, v, out, out)]
+
+
+def tile_program(text: str):
+    module = strata.parse_module(text)
+    run_pipeline(module, GpuPipelinePass.STEPS.split(",token-dce")[0])
+    return module
+
+
+def attention_loss(shape: tuple[int, ...], dtype: str, causal: bool) -> str:
+    """@f(q, k, v) = sum(attention(q, k, v)): a scalar loss over one attention."""
+    t = f"tensor<{'x'.join(map(str, shape))}x{dtype}>"
+    axes = ", ".join(map(str, range(len(shape))))
+    return (
+        f"func.func @f(%q: {t}, %k: {t}, %v: {t}) -> tensor<{dtype}> attributes {{graph.differentiate}} {{\n"
+        f"  %o = graph.attention %q, %k, %v {{scale = {1 / np.sqrt(shape[-1]):.17g} : f64, causal = {str(causal).lower()}}} "
+        f": ({t}, {t}, {t}) -> {t}\n"
+        f"  %s = graph.reduce_sum %o {{axes = array<i64: {axes}>}} : ({t}) -> tensor<{dtype}>\n"
+        f"  func.return %s : tensor<{dtype}>\n}}\n"
+    )
+
+
+def test_attention_vjp_is_one_attention_grad():
+    module = strata.parse_module(attention_loss((2, 8, 16), "bf16", True))
+    run_pipeline(module, "autodiff")
+    grads = [op for op in module.walk() if op.name == "graph.attention_grad"]
+    assert len(grads) == 1 and not any(op.name == "graph.softmax" for op in module.walk())
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_16_bit_attention_grad_is_three_flash_kernels_without_a_scores_buffer(case):
+    q, k, *_ = CASES[case]
+    program = tile_program(attention_grad(*CASES[case]))
+    kernels = [op for op in program.ops if isinstance(op, tile.KernelOp)]
+    parts = [kernel.attributes["tile.flash_attention_grad"].data["part"].data for kernel in kernels]
+    assert parts == ["stats", "dq", "dkv"]
+    buffers = [op for op in program.walk() if isinstance(op, tile.BufferOp)]
+    workspaces = [b for b in buffers if "tile.workspace" in b.attributes]
+    padded = -(-q[-2] // 64) * 64
+    assert len(workspaces) == 2 and all(b.result.type.get_shape() == (np.prod(q[:-2]) * padded,) for b in workspaces)
+    assert not any(b.result.type.get_shape()[0] >= q[-2] * k[-2] * np.prod(q[:-2]) for b in buffers if b not in workspaces)
+
+
+@pytest.mark.parametrize(
+    "q, k, v, dtype",
+    [((1, 64, 64), (1, 64, 64), (1, 64, 64), "f32"), ((1, 64, 128), (1, 64, 128), (1, 64, 128), "bf16"),
+     ((1, 64, 8), (1, 64, 8), (1, 64, 8), "bf16")],
+    ids=["f32", "head-128", "head-8"],
+)  # fmt: skip
+def test_other_attention_grad_is_expanded(q, k, v, dtype):
+    program = str(tile_program(attention_grad(q, k, v, dtype, True)))
+    assert "tile.flash_attention_grad" not in program and "graph.attention_grad" not in program
+    assert "softmax" in program
+
+
+def flash_bodies_on_the_cpu(text: str):
+    """The program as the GPU pipeline marks it, run by the CPU: the marked kernels' bodies."""
+    steps = CpuPipelinePass.STEPS.replace(
+        "lower-graph-to-tile", "lower-graph-to-tile{flash_attention=true fused_attention=false}"
+    ).replace("expand-attention-grad", "expand-attention-grad{keep_flash=true}")
+    return compile_cached(strata.parse_module(text), steps,
+                          lambda m: LoweredProgram.lower(m, None, lambda lowered: run_pipeline(lowered, steps)))  # fmt: skip
+
+
+def error_bound(case, args, want, low_terms: float) -> list[np.ndarray]:
+    """Per gradient: an ulp of each result and of the largest, plus `low_terms` times the
+    sum of the magnitudes of the terms each result sums (|ds| |k|, |ds|ᵀ |q|, |p|ᵀ |dout|):
+    the error of rounding every p and ds to 16 bits (p16), or of f32 sums (otherwise)."""
+    q, k, v, out, dout = (a.astype(np.float64) for a in args)
+    *_, dtype, causal = CASES[case]
+    scale = 1 / np.sqrt(q.shape[-1])
+    scores = q @ np.swapaxes(k, -1, -2) * scale
+    if causal:
+        scores = np.where(np.arange(k.shape[-2])[None, :] > np.arange(q.shape[-2])[:, None], -np.inf, scores)
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    ds = p * (dout @ np.swapaxes(v, -1, -2) - (dout * out).sum(-1, keepdims=True))
+    magnitudes = [scale * np.abs(ds) @ np.abs(k), scale * np.swapaxes(np.abs(ds), -1, -2) @ np.abs(q),
+                  np.swapaxes(p, -1, -2) @ np.abs(dout)]  # fmt: skip
+    mantissa = 10 if dtype == "f16" else 7
+    bounds = []
+    for result, magnitude in zip(want, magnitudes):
+        exact = np.abs(result.astype(np.float64))
+        ulp = 2.0 ** (np.floor(np.log2(np.maximum(exact, 2.0**-100))) - mantissa)
+        ulp_of_largest = 2.0 ** (np.floor(np.log2(exact.max())) - mantissa)
+        bounds.append(ulp + ulp_of_largest + low_terms * magnitude)
+    return bounds
+
+
+def assert_within(case, args, want, got, low_terms: float) -> None:
+    for name, w, g, bound in zip(("dq", "dk", "dv"), want, got, error_bound(case, args, want, low_terms)):
+        assert g.shape == w.shape and g.dtype == w.dtype, name
+        error = np.abs(g.astype(np.float64) - w.astype(np.float64))
+        assert np.all(error <= bound), f"{name}: error {error.max():.3g} past the bound by {(error - bound).max():.3g}"
+
+
+@pytest.mark.parametrize("case", SMALL)
+def test_flash_grad_kernel_bodies_match_the_reference_on_the_cpu(case):
+    text = attention_grad(*CASES[case])
+    args = inputs(case)
+    want = strata.interpret(text, *args)
+    assert_within(case, args, want, flash_bodies_on_the_cpu(text)(*args), 2.0**-13)
+
+
+def test_a_malformed_flash_grad_mark_is_a_clear_error():
+    from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+
+    module = tile_program(attention_grad(*CASES["tiny-3x17x16-causal-bf16"]))
+    kernel = next(op for op in module.ops if isinstance(op, tile.KernelOp))
+    kernel.attributes["tile.flash_attention_grad"] = DictionaryAttr({"part": StringAttr("sideways")})
+    with pytest.raises(StrataError, match=r"tile.flash_attention_grad needs \{part: stats\|dq\|dkv"):
+        run_pipeline(module, "lower-tile-to-gpu")
+
+
+@needs_ptx_tools
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_flash_grad_ptx_is_accepted_by_ptxas(arch):
+    from strata.lowering.nvvm.translate import module_to_ptx
+
+    for case in ("heads-2x3x128x64-causal-bf16", "partial-150x32-f16"):
+        ptx = module_to_ptx(lower(attention_grad(*CASES[case])), arch)[1]
+        assert ptx.count(".entry") == 3 and "mma.sync.aligned.m16n8k16" in ptx and "ldmatrix" in ptx
+        ptxas(ptx, arch)
+
+
+@needs_gpu
+@pytest.mark.parametrize("p16", [False, True], ids=["p-split", "p16"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_flash_attention_grad_on_gpu(case, p16):
+    """Unit normal inputs, scale 1/sqrt(head). Rounding p and ds to 16 bits (p16) makes
+    each term of a gradient's sum off by up to 2^-(mantissa+1) of its size; split p (two
+    fragments, 16 bits and more) and f32 sums stay within 2^-13 of the terms' magnitudes."""
+    text = attention_grad(*CASES[case])
+    args = inputs(case)
+    want = strata.interpret(text, *args)
+    got = strata.compile(text, target="cuda", allow_16bit_attention_p=p16)(*args)
+    mantissa = 10 if CASES[case][3] == "f16" else 7
+    assert_within(case, args, want, got, 2.0 ** -(mantissa + 1) if p16 else 2.0**-13)
+
+
+@needs_gpu
+def test_gradient_of_a_bf16_attention_block_on_gpu_matches_the_reference():
+    """End to end: strata.grad of a loss over bf16 attention takes the flash kernels on the GPU."""
+    text = attention_loss((2, 2, 96, 32), "bf16", True)
+    rng = np.random.default_rng(3)
+    args = [rng.standard_normal((2, 2, 96, 32), dtype=np.float32).astype(NUMPY_DTYPES["bf16"]) for _ in range(3)]
+    want = strata.grad(text, argnums=(0, 1, 2), target="reference")(*args)
+    got = strata.grad(text, argnums=(0, 1, 2), target="cuda")(*args)
+    for w, g in zip(want, got):
+        w, g = np.asarray(w, np.float64), np.asarray(g, np.float64)
+        assert np.abs(g - w).max() <= 2.0**-5 * np.abs(w).max()
