@@ -77,8 +77,9 @@ class AttentionGradOp(PureGraphOp):
             expected = type(self).infer_result_types(types, **self.params())
         except ShapeError as e:
             raise VerifyException(f"'{self.name}': {e}") from None
-        if tuple(r.type for r in self.results) != expected:
-            raise VerifyException(f"'{self.name}': results must have the types of q, k and v: {list(expected)}")
+        for name, result, want in zip(("dq", "dk", "dv"), self.results, expected):
+            if result.type != want:
+                raise VerifyException(f"'{self.name}': result {name} must have the type of {name[1:]}, {want}, got {result.type}")
 
 
 GRADIENT_OPS = (AttentionGradOp,)

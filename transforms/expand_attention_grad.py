@@ -19,10 +19,12 @@ After:
     %dk = graph.matmul %ds, %q {transpose_a = true, alpha = 5.000000e-01 : f64}
     %dv = graph.matmul %p, %do {transpose_a = true}
 
-(a causal one masks %s above the diagonal first). The [Sq, Sk] probabilities are
-recomputed, never saved by the forward. With `keep_flash=true` (the GPU pipeline) the
+(a causal one masks %s above the diagonal first; 16-bit operands are cast to f32 first
+and the gradients rounded once, unless `widen_16bit=false`). The [Sq, Sk] probabilities
+are recomputed, never saved by the forward. With `keep_flash=true` (the GPU pipeline) the
 op stays where its operands are 16-bit and its head sizes in FLASH_GRAD_HEADS: the GPU
-computes those with its flash-attention backward kernels (lowering/graph_to_tile/attention_grad.py).
+computes those with its flash-attention backward kernels (lowering/graph_to_tile/attention_grad.py);
+the GPU pipeline expands the other 16-bit ones with `widen_16bit=false`, in 16-bit matmuls.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 
 import ml_dtypes
 from xdsl.context import Context
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, ModuleOp, TensorType, i1
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, ModuleOp, TensorType, f32, i1
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -67,10 +69,22 @@ def causal_mask(emitter: GraphEmitter, scores: SSAValue) -> SSAValue:
     return emitter.where(mask, emitter.scalar(lowest, scores.type.element_type), scores)
 
 
-def expanded(emitter: GraphEmitter, op: graph.AttentionGradOp) -> tuple[SSAValue, SSAValue, SSAValue]:
-    """(dq, dk, dv) of `op` built from graph ops by `emitter` (the module docstring)."""
-    q, k, v, out, dout = op.operands
-    params = op.params()
+def expanded(emitter: GraphEmitter, op: graph.AttentionGradOp, widen: bool = True) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """(dq, dk, dv) of `op` built from graph ops by `emitter` (the module docstring). With
+    `widen`, 16-bit operands are cast to f32 first and the gradients rounded once at the
+    end, as the reference computes them; without, every intermediate ([Sq, Sk] scores and
+    probabilities included) is rounded to the 16-bit type, for 16-bit matmuls (the GPU's
+    tensor cores: f32 matmuls there run on its CUDA cores, ten times slower)."""
+    element = op.q.type.element_type
+    if widen and isinstance(element, (Float16Type, BFloat16Type)):
+        widened = [emitter.emit(graph.CastOp, [v], tensor(shape_of(v.type), f32)) for v in op.operands]
+        gradients = expanded_in(emitter, *widened, op.params())
+        return tuple(emitter.emit(graph.CastOp, [g], tensor(shape_of(g.type), element)) for g in gradients)
+    return expanded_in(emitter, *op.operands, op.params())
+
+
+def expanded_in(emitter: GraphEmitter, q: SSAValue, k: SSAValue, v: SSAValue, out: SSAValue, dout: SSAValue,
+                params: dict) -> tuple[SSAValue, SSAValue, SSAValue]:
     scale = params["scale"]
     scores = emitter.matmul(q, k, transpose_b=True, alpha=scale)
     if params["causal"]:
@@ -85,10 +99,10 @@ def expanded(emitter: GraphEmitter, op: graph.AttentionGradOp) -> tuple[SSAValue
     )
 
 
-def expand(op: graph.AttentionGradOp) -> None:
+def expand(op: graph.AttentionGradOp, widen: bool) -> None:
     """Replace `op` by its expansion, in place."""
     built: list[Operation] = []
-    results = expanded(GraphEmitter(built.append), op)
+    results = expanded(GraphEmitter(built.append), op, widen)
     Rewriter.insert_op(built, InsertPoint.before(op))
     for old, new in zip(op.results, results):
         old.replace_all_uses_with(new)
@@ -97,15 +111,18 @@ def expand(op: graph.AttentionGradOp) -> None:
 
 @dataclass(frozen=True)
 class ExpandAttentionGradPass(ModulePass):
-    """Every graph.attention_grad (but, with keep_flash, those the flash kernels take)
-    becomes its expansion (see above)."""
+    """Spells out graph.attention_grad in matmuls, a softmax and elementwise ops: every
+    one, or (keep_flash) all but those the GPU's flash-attention backward takes."""
 
     name = "expand-attention-grad"
 
     keep_flash: bool = False
     """Keep the 16-bit ones with heads in FLASH_GRAD_HEADS, for the GPU's flash kernels."""
+    widen_16bit: bool = True
+    """Expand 16-bit ones in f32 (cast in, gradients rounded once); false: in their 16-bit
+    type, for the GPU's 16-bit tensor-core matmuls."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for grad in [o for o in op.walk() if isinstance(o, graph.AttentionGradOp)]:
             if not (self.keep_flash and flash_shaped(grad.q.type, grad.v.type, FLASH_GRAD_HEADS)):
-                expand(grad)
+                expand(grad, self.widen_16bit)

@@ -63,9 +63,10 @@ def rows_aligned(op: graph.AttentionGradOp, p: ProgramLowering) -> bool:
 
 
 def lower_expanded(op: graph.AttentionGradOp, p: ProgramLowering) -> None:
-    """The op's expansion into graph ops, each lowered by its own rule."""
+    """The op's expansion into graph ops, each lowered by its own rule (in the 16-bit type
+    where the flash kernels are on: the GPU's tensor cores; see expanded)."""
     built = []
-    results = expanded(GraphEmitter(built.append), op)
+    results = expanded(GraphEmitter(built.append), op, widen=not p.cost.flash_attention)
     for piece in built:
         op_info(piece).tile_lowering(piece, p)
     for gradient, value in zip(op.results, results):

@@ -2032,6 +2032,129 @@ func.func @chunk215(%q: tensor<4x10x64xf32>, %k: tensor<4x16x64xf32>, %v: tensor
 // -----
 
 // ============================================================================================
+// graph.attention_grad (dialects/graph_grad.py): q, k, v as for graph.attention; out and
+// dout of the attention's result type; one element type; results (dq, dk, dv) of the
+// types of q, k and v.
+// ============================================================================================
+
+// attention_grad dq of v's type, not q's.
+// CHECK: error: 'graph.attention_grad': result dq must have the type of q, tensor<2x4x8xf32>, got tensor<2x4x16xf32>
+func.func @attention_grad_dq_type(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x16xf32>, %o: tensor<2x4x16xf32>, %do: tensor<2x4x16xf32>) {
+  %0:3 = "graph.attention_grad"(%q, %k, %v, %o, %do) <{scale = 1.0 : f64}> : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x16xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>) -> (tensor<2x4x16xf32>, tensor<2x6x8xf32>, tensor<2x6x16xf32>)
+  func.return
+}
+
+// -----
+
+// attention_grad dk and dv swapped.
+// CHECK: error: 'graph.attention_grad': result dk must have the type of k, tensor<2x6x8xf32>, got tensor<2x6x16xf32>
+func.func @attention_grad_dk_dv_swapped(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x16xf32>, %o: tensor<2x4x16xf32>, %do: tensor<2x4x16xf32>) {
+  %0:3 = "graph.attention_grad"(%q, %k, %v, %o, %do) <{scale = 1.0 : f64}> : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x16xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>) -> (tensor<2x4x8xf32>, tensor<2x6x16xf32>, tensor<2x6x8xf32>)
+  func.return
+}
+
+// -----
+
+// attention_grad dq of q's shape but another element type.
+// CHECK: error: 'graph.attention_grad': result dq must have the type of q, tensor<2x4x8xf32>, got tensor<2x4x8xbf16>
+func.func @attention_grad_dq_element(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x16xf32>, %o: tensor<2x4x16xf32>, %do: tensor<2x4x16xf32>) {
+  %0:3 = "graph.attention_grad"(%q, %k, %v, %o, %do) <{scale = 1.0 : f64}> : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x16xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>) -> (tensor<2x4x8xbf16>, tensor<2x6x8xf32>, tensor<2x6x16xf32>)
+  func.return
+}
+
+// -----
+
+// attention_grad out of q's shape ([..., Sq, Dqk]), not the attention's ([..., Sq, Dv]).
+// CHECK: error: 'graph.attention_grad': out must have the attention's result type tensor<2x4x16xf32>, got tensor<2x4x8xf32>
+func.func @attention_grad_out_shape(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x16xf32>, %o: tensor<2x4x8xf32>, %do: tensor<2x4x16xf32>) {
+  %0:3 = "graph.attention_grad"(%q, %k, %v, %o, %do) <{scale = 1.0 : f64}> : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x16xf32>, tensor<2x4x8xf32>, tensor<2x4x16xf32>) -> (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x16xf32>)
+  func.return
+}
+
+// -----
+
+// attention_grad dout with the keys' sequence length.
+// CHECK: error: 'graph.attention_grad': dout must have the attention's result type tensor<2x4x16xf32>, got tensor<2x6x16xf32>
+func.func @attention_grad_dout_shape(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x16xf32>, %o: tensor<2x4x16xf32>, %do: tensor<2x6x16xf32>) {
+  %0:3 = "graph.attention_grad"(%q, %k, %v, %o, %do) <{scale = 1.0 : f64}> : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x16xf32>, tensor<2x4x16xf32>, tensor<2x6x16xf32>) -> (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x16xf32>)
+  func.return
+}
+
+// -----
+
+// attention_grad k element type differs from q.
+// CHECK: error: 'graph.attention_grad': k has element type f32, expected bf16 like q
+func.func @attention_grad_k_element(%q: tensor<4x8xbf16>, %k: tensor<4x8xf32>, %v: tensor<4x8xbf16>, %o: tensor<4x8xbf16>, %do: tensor<4x8xbf16>) {
+  %0:3 = "graph.attention_grad"(%q, %k, %v, %o, %do) <{scale = 1.0 : f64}> : (tensor<4x8xbf16>, tensor<4x8xf32>, tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>) -> (tensor<4x8xbf16>, tensor<4x8xf32>, tensor<4x8xbf16>)
+  func.return
+}
+
+// -----
+
+// attention_grad out element type differs (f16 out of bf16 attention).
+// CHECK: error: 'graph.attention_grad': out has element type f16, expected bf16 like q
+func.func @attention_grad_out_element(%q: tensor<4x8xbf16>, %k: tensor<4x8xbf16>, %v: tensor<4x8xbf16>, %o: tensor<4x8xf16>, %do: tensor<4x8xbf16>) {
+  %0:3 = "graph.attention_grad"(%q, %k, %v, %o, %do) <{scale = 1.0 : f64}> : (tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xf16>, tensor<4x8xbf16>) -> (tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>)
+  func.return
+}
+
+// -----
+
+// attention_grad dout element type differs (an f32 cotangent of bf16 attention).
+// CHECK: error: 'graph.attention_grad': dout has element type f32, expected bf16 like q
+func.func @attention_grad_dout_element(%q: tensor<4x8xbf16>, %k: tensor<4x8xbf16>, %v: tensor<4x8xbf16>, %o: tensor<4x8xbf16>, %do: tensor<4x8xf32>) {
+  %0:3 = "graph.attention_grad"(%q, %k, %v, %o, %do) <{scale = 1.0 : f64}> : (tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xf32>) -> (tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>)
+  func.return
+}
+
+// -----
+
+// attention_grad on integers (float-only, as graph.attention).
+// CHECK: error: 'graph.attention_grad': q must have a float element type, got tensor<4x8xi32>
+func.func @attention_grad_int(%q: tensor<4x8xi32>) {
+  %0:3 = "graph.attention_grad"(%q, %q, %q, %q, %q) <{scale = 1.0 : f64}> : (tensor<4x8xi32>, tensor<4x8xi32>, tensor<4x8xi32>, tensor<4x8xi32>, tensor<4x8xi32>) -> (tensor<4x8xi32>, tensor<4x8xi32>, tensor<4x8xi32>)
+  func.return
+}
+
+// -----
+
+// attention_grad k and v sequence lengths differ (graph.attention's rule).
+// CHECK: error: 'graph.attention_grad': k and v sequence lengths differ: tensor<4x8xf32>, tensor<6x8xf32>
+func.func @attention_grad_kv_lengths(%q: tensor<4x8xf32>, %v: tensor<6x8xf32>) {
+  %0:3 = "graph.attention_grad"(%q, %q, %v, %q, %q) <{scale = 1.0 : f64}> : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<6x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<6x8xf32>)
+  func.return
+}
+
+// -----
+
+// attention_grad non-tensor (memref) dout.
+// CHECK: error: 'graph.attention_grad': operand 'dout' at position 4 does not verify
+func.func @attention_grad_memref(%q: tensor<4x8xf32>, %m: memref<4x8xf32>) {
+  %0:3 = "graph.attention_grad"(%q, %q, %q, %q, %m) <{scale = 1.0 : f64}> : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, memref<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+  func.return
+}
+
+// -----
+
+// attention_grad has three results.
+// CHECK: error: 'graph.attention_grad': Expected 3 results, but got 2
+func.func @attention_grad_two_results(%q: tensor<4x8xf32>) {
+  %0:2 = "graph.attention_grad"(%q, %q, %q, %q, %q) <{scale = 1.0 : f64}> : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  func.return
+}
+
+// -----
+
+// attention_grad without its scale.
+// CHECK: error: property 'scale' expected in operation 'graph.attention_grad'
+func.func @attention_grad_no_scale(%q: tensor<4x8xf32>) {
+  %0:3 = "graph.attention_grad"(%q, %q, %q, %q, %q) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+  func.return
+}
+
+// -----
+
+// ============================================================================================
 // graph.embedding: table of rank 2, ids of element type i32/i64; result [...ids, D].
 // ============================================================================================
 

@@ -15,6 +15,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // CHECK-NOT:  IR after cpu-pipeline
 // CHECK:      IR after lower-vsla-to-graph:
+// CHECK:      IR after expand-attention-grad:
 // CHECK:      IR after fuse-patterns:
 // CHECK:      IR after canonicalize:
 // CHECK:      IR after cse:
@@ -29,8 +30,8 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NOT:  IR after
 // CHECK:      tile.plan
 
-// Twelve steps: eleven "IR after" blocks, then the output.
-// COUNT: {{^11$}}
+// Thirteen steps: twelve "IR after" blocks, then the output.
+// COUNT: {{^12$}}
 
 // NOFUSION-NOT: fuse-patterns
 // NOFUSION-NOT: fuse-elementwise
@@ -40,7 +41,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // NOFUSION-NOT: fuse-elementwise
 // NOFUSION:     IR after lower-graph-to-tile:
 
-// cse, then ten steps.
-// COUNT-NOFUSION: {{^10$}}
+// cse, then eleven steps.
+// COUNT-NOFUSION: {{^11$}}
 
 // BAD: strata-opt: invalid pass pipeline 'cpu-pipeline{fusion=maybe}'

@@ -9,6 +9,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 }
 
 // CHECK:      timing: lower-vsla-to-graph{{ +[0-9]+\.[0-9]{3} ms$}}
+// CHECK-NEXT: timing: expand-attention-grad{{ +[0-9]+\.[0-9]{3} ms$}}
 // CHECK-NEXT: timing: fuse-patterns{{ +[0-9]+\.[0-9]{3} ms$}}
 // CHECK-NEXT: timing: canonicalize{{ +[0-9]+\.[0-9]{3} ms$}}
 // CHECK-NEXT: timing: cse{{ +[0-9]+\.[0-9]{3} ms$}}
@@ -20,7 +21,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NEXT: timing: expand-math{{ +[0-9]+\.[0-9]{3} ms$}}
 // CHECK-NEXT: timing: plan-memory{{ +[0-9]+\.[0-9]{3} ms$}}
 // CHECK-NEXT: timing: verify-memory-plan{{ +[0-9]+\.[0-9]{3} ms$}}
-// CHECK-NEXT: timing: verify (x12){{ +[0-9]+\.[0-9]{3} ms$}}
+// CHECK-NEXT: timing: verify (x13){{ +[0-9]+\.[0-9]{3} ms$}}
 // CHECK-NEXT: timing: other{{ +[0-9]+\.[0-9]{3} ms$}}
 // CHECK-NEXT: timing: total{{ +[0-9]+\.[0-9]{3} ms$}}
 

@@ -107,3 +107,17 @@ func.func @policy(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4xf32> a
   %0 = "graph.matmul"(%s, %w) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   func.return %0 : tensor<4x4xf32>
 }
+
+// -----
+
+// attention: one graph.attention_grad of q, k, v, the forward's output and its cotangent
+// (the probabilities are recomputed by whatever computes it, never saved); no softmax or
+// matmul is added for the backward.
+// CHECK-LABEL: func.func @attention_grad(
+// CHECK:         %[[O:.*]] = graph.attention %q, %k, %v {scale = 5.000000e-01 : f64, causal = true}
+// CHECK-NEXT:    %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = graph.attention_grad %q, %k, %v, %[[O]], %d_result0 {scale = 5.000000e-01 : f64, causal = true} : (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>)
+// CHECK-NEXT:    func.return %[[O]], %[[DQ]], %[[DK]], %[[DV]]
+func.func @attention(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> attributes {graph.differentiate} {
+  %0 = "graph.attention"(%q, %k, %v) <{scale = 0.5 : f64, causal = true}> : (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  func.return %0 : tensor<2x8x4xf32>
+}
