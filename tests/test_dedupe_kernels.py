@@ -72,9 +72,9 @@ def count_verifications(monkeypatch) -> list[str]:
 
 def test_pipeline_verifies_graph_steps_lowerings_and_the_end(monkeypatch):
     monkeypatch.delenv(passes.VERIFY_EACH_STEP_ENV, raising=False)
-    # lower-vsla-to-graph, 4 graph-level steps, lower-graph-to-tile, lower-tile-to-loops,
+    # lower-vsla-to-graph, 5 graph-level steps, lower-graph-to-tile, lower-tile-to-loops,
     # verify-memory-plan.
-    assert len(count_verifications(monkeypatch)) == 8
+    assert len(count_verifications(monkeypatch)) == 9
 
 
 def test_verify_each_step_env(monkeypatch):

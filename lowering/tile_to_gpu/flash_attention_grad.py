@@ -8,7 +8,7 @@ registers. Scores are in base 2 (t = scale · log2(e) · q kᵀ, p = 2^(t - L ·
 
 - stats (per 64 queries): the forward's online softmax over the key blocks without p v:
   L = (m + log2 l) · ln 2, natural as the tile body writes it; D = rowsum(dout ∘ out),
-  two threads per row;
+  each warp's rows read a row at a time by consecutive lanes;
 - dq (per 64 queries, over key blocks as the forward, heaviest first when causal): q and
   dout are a fragments held in registers; s = q kᵀ and dp = dout vᵀ take k's and v's rows
   as b fragments (plain ldmatrix), ds = p (dp - D) becomes the a fragments of
@@ -364,27 +364,34 @@ class Kernel:
         k.emit(memref.StoreOp.get(value, buffer, [offset]))
 
     def row_dots(self) -> None:
-        """D = rowsum(dout ∘ out) of the block's rows, two threads per row."""
+        """D = rowsum(dout ∘ out) of each warp's 16 rows, coalesced: a row at a time in groups
+        of min(32, width) lanes (consecutive lanes on consecutive columns), folded over the
+        group by shuffles."""
         k, grad = self.k, self.grad
-        row = k.add(k.mul(self.block, k.index(BLOCK)), k.emit(arith.DivUIOp(k.thread, k.index(2))))
-        half = k.emit(arith.RemUIOp(k.thread, k.index(2)))
         width = grad.buffers["out"][1].get_shape()[-1]
-        inside = k.emit(arith.CmpiOp(row, k.index(grad.queries), "ult"))
-        clamped = k.emit(arith.SelectOp(inside, row, k.index(0)))
+        lanes = min(WARP, width)
+        rows_per_step = WARP // lanes
+        group_row = k.emit(arith.DivUIOp(self.lane, k.index(lanes)))
+        column = k.emit(arith.RemUIOp(self.lane, k.index(lanes)))
+        first = k.add(k.mul(self.block, k.index(BLOCK)), self.warp_row)
         origin = [*self.batch_ids, k.index(0), k.index(0)]
         zeros = [k.index(0)] * len(self.batch_ids)
-        total = constant(k, 0.0)
-        for column in range(width // 2):
-            at = k.add(k.mul(half, k.index(width // 2)), k.index(column))
-            values = []
-            for name in ("out", "dout"):
-                buffer, view = grad.buffers[name]
-                loaded = k.emit(memref.LoadOp.get(buffer, [k.element_offset(view, origin, [*zeros, clamped, at])]))
-                values.append(k.emit(arith.ExtFOp(loaded, total.type)))
-            total = k.emit(arith.AddfOp(total, k.emit(arith.MulfOp(*values))))
-        total = butterfly(k, total, 2, lambda a, b: k.emit(arith.AddfOp(a, b)))
-        store = k.emit(arith.AndIOp(inside, k.emit(arith.CmpiOp(half, k.index(0), "eq"))))
-        k.guarded(store, lambda: self.store_stat("dots", row, total))
+        leader = k.emit(arith.CmpiOp(column, k.index(0), "eq"))
+        for step in range(16 // rows_per_step):
+            row = k.add(k.add(first, k.index(step * rows_per_step)), group_row)
+            inside = k.emit(arith.CmpiOp(row, k.index(grad.queries), "ult"))
+            clamped = k.emit(arith.SelectOp(inside, row, k.index(0)))
+            total = constant(k, 0.0)
+            for part in range(width // lanes):
+                at = k.add(column, k.index(part * lanes))
+                values = []
+                for name in ("out", "dout"):
+                    buffer, view = grad.buffers[name]
+                    loaded = k.emit(memref.LoadOp.get(buffer, [k.element_offset(view, origin, [*zeros, clamped, at])]))
+                    values.append(k.emit(arith.ExtFOp(loaded, total.type)))
+                total = k.emit(arith.AddfOp(total, k.emit(arith.MulfOp(*values))))
+            total = butterfly(k, total, lanes, lambda a, b: k.emit(arith.AddfOp(a, b)))
+            k.guarded(k.emit(arith.AndIOp(inside, leader)), lambda row=row, total=total: self.store_stat("dots", row, total))
 
     def probabilities(self, t: list[SSAValue], dp: list[SSAValue], lse: Callable[[int], SSAValue],
                       dots: Callable[[int], SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
