@@ -65,8 +65,9 @@ class TileCostModel:
     """For f16/bf16 operands, the k tile (0: as other matmuls): the GPU's warpgroup mma
     (sm_90) reads k in rows of 64 16-bit elements, one 128-byte swizzled shared row."""
     matmul_16bit_n: int = 0
-    """For f16/bf16 operands, the n tile (0: matmul_n times matmul_16bit_scale): the warpgroup
-    mma multiplies 64 x up to 256 per instruction."""
+    """For f16/bf16 operands, a wide n tile (0: none): the warpgroup mma multiplies 64 x up to
+    256 per instruction. Taken where k is long and the tiles fill whole waves
+    (graph_to_tile/matmul.py, wide_tiles_pay); else matmul_n times matmul_16bit_scale."""
     flash_attention: bool = False
     """graph.attention of bf16/f16 with head sizes of 16 to 128 (powers of two) as the fused
     kernel marked `tile.flash_attention`, which lower-tile-to-gpu replaces by its own

@@ -50,8 +50,9 @@ class GpuPipelinePass(PipelinePass):
     allow_16bit_attention_p: bool = False
     """The flash kernel's probabilities rounded to 16 bits (lower-tile-to-gpu{attention_p16=true})."""
     warpgroup_mma: bool = False
-    """16-bit matmuls on sm_90's warpgroup mma: 128 x 256 x 64 tiles (matmul_16bit_n=256,
-    matmul_16bit_k=64) and lower-tile-to-gpu{warpgroup_mma=true}; the PTX is then for sm_90a
+    """16-bit matmuls on sm_90's warpgroup mma: 128 x 128 x 64 tiles, 128 x 256 where k is
+    long and they fill whole waves (matmul_16bit_n=256, matmul_16bit_k=64), and
+    lower-tile-to-gpu{warpgroup_mma=true}; the PTX is then for sm_90a
     (H100/H200) only.
     strata.compile sets it on such a device."""
 

@@ -43,8 +43,8 @@ WARPGROUP_CASES = {
     "batched": matmul(1024, 128, 512, "bf16", batch=(3,)),
     "edges": matmul(1999, 296, 1032, "bf16"),  # partial row, column and k tiles
     "bias_gelu": matmul_bias_gelu(1536, 256, 1536, "bf16"),
-    "wide_edges": matmul(3000, 136, 4000, "bf16"),  # 128 x 256 tiles, partial in m, n and k
-    "wide_x_wT": matmul(4096, 192, 4096, "f16", props="transpose_b = true"),
+    "wide_edges": matmul(3000, 2100, 4000, "bf16"),  # 128 x 256 tiles (long k, 2.9 waves), partial in m, n and k
+    "wide_x_wT": matmul(4096, 2048, 4096, "f16", props="transpose_b = true"),
     "one_k_step": matmul(2048, 64, 4096, "bf16", props="transpose_b = true"),  # a loop of one trip keeps its pipeline
     "transposed_a": matmul(2048, 256, 2048, "bf16", props="transpose_a = true"),  # aᵀ read in place, M-major
     "transposed_a_edges": matmul(2000, 776, 1800, "f16", props="transpose_a = true"),  # partial m, n and k tiles
@@ -70,7 +70,7 @@ def products(text: str) -> set[str]:
     return set(re.findall(r"ptx\.wgmma\.mma_async[\w.]*", text))
 
 
-def test_many_output_tiles_take_128_x_256():
+def test_long_k_in_whole_waves_takes_128_x_256():
     assert products(str(lowered(WARPGROUP_CASES["wide_edges"]))) == {"ptx.wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16.n_major"}
     assert products(str(lowered(WARPGROUP_CASES["wide_x_wT"]))) == {"ptx.wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"}
 

@@ -52,6 +52,25 @@ class Epilogue:
 
 MIN_SPLIT_TILE = 32 * 32
 """matmul_min_tiles splits output tiles down to this many elements at most."""
+WAVE_FILL = 0.9
+"""A grid whose tiles fill this much of its last wave over matmul_min_tiles blocks (the
+GPU's SMs) counts as full: 128 tiles on 132 SMs are not split into 256."""
+WIDE_TILE_K = 2048
+"""The warpgroup mma's wide n tiles (matmul_16bit_n) pay only from this k on, and only
+where they fill whole waves. Measured on an H200 (bf16, TFLOP/s of 128 x 256 against
+128 x 128 tiles): 8192 x 768 x 768 241 / 328, 8192 x 768 x 3072 341 / 503, 8192 x 2304 x 768
+291 / 346, 8192 x 3072 x 768 320 / 365 (k 768: the square tiles win even in whole waves),
+3072^3 345 / 471 (2.2 waves), 2048^3 478 / 441 (one full wave), 4096^3 591 / 510."""
+
+
+def waves_filled(tiles: int, blocks: int) -> bool:
+    """Whether `tiles` fill their last wave of `blocks` at least WAVE_FILL (any, blocks 0)."""
+    return blocks == 0 or tiles >= WAVE_FILL * blocks * -(-tiles // blocks)
+
+
+def wide_tiles_pay(p: ProgramLowering, tiles: int, kdim: int) -> bool:
+    """Whether `tiles` wide (matmul_16bit_n) output tiles over a k of `kdim` beat the square ones."""
+    return kdim >= WIDE_TILE_K and tiles >= WAVE_FILL * p.cost.matmul_min_tiles and waves_filled(tiles, p.cost.matmul_min_tiles)
 
 
 def matmul_kernel(
@@ -98,7 +117,12 @@ def matmul_kernel(
     if low_precision and p.cost.matmul_16bit_k:
         k_limit = p.cost.matmul_16bit_k
     scale = p.cost.matmul_16bit_scale if low_precision else 1
-    n_limit = p.cost.matmul_16bit_n if low_precision and p.cost.matmul_16bit_n else p.cost.matmul_n * scale
+    instances = math.prod(batch)
+    n_limit = p.cost.matmul_n * scale
+    if low_precision and p.cost.matmul_16bit_n:
+        wide_tiles = instances * -(-m // min(next_power_of_two(m), p.cost.matmul_m * scale)) * -(-n // p.cost.matmul_16bit_n)
+        if wide_tiles_pay(p, wide_tiles, kdim):
+            n_limit = p.cost.matmul_16bit_n
     tm, tn, tk = (
         min(next_power_of_two(size), limit)
         for size, limit in ((m, p.cost.matmul_m * scale), (n, n_limit), (kdim, k_limit))
@@ -123,8 +147,7 @@ def matmul_kernel(
             tm //= 2
         else:
             tn //= 2
-    instances = math.prod(batch)
-    while instances * -(-m // tm) * -(-n // tn) < p.cost.matmul_min_tiles and tm * tn > MIN_SPLIT_TILE:
+    while instances * -(-m // tm) * -(-n // tn) < WAVE_FILL * p.cost.matmul_min_tiles and tm * tn > MIN_SPLIT_TILE:
         if tm >= tn:
             tm //= 2
         else:

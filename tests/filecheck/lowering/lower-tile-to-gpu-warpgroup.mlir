@@ -6,9 +6,9 @@
 // newest cp.async group, fence the landed copies for the async proxy, one barrier, issue
 // the step two ahead, four m64n128k16 products from descriptors (b N-major for a @ b,
 // K-major for x @ wᵀ), commit, wait for the previous step's products (wait_group 1); the
-// last wait (0) follows the loop and the epilogue reads the same registers. @wide: enough
-// output tiles to fill the SMs with 128 x 256 ones (matmul_16bit_n=256): m64n256k16, four
-// stages of 48 KiB. @odd: k = 100 is no multiple of 8 elements, so no 16-byte chunks, and
+// last wait (0) follows the loop and the epilogue reads the same registers. @wide: a k of
+// 2048 and 128 x 256 output tiles (matmul_16bit_n=256) that fill whole waves of the SMs
+// (512 tiles: 97% of four waves of 132): m64n256k16, four stages of 48 KiB. @odd: k = 100 is no multiple of 8 elements, so no 16-byte chunks, and
 // the matmul is too small (105 MFLOP) to pay for a copy of a: the element-staged mma.sync
 // path. @padded: the same k in a matmul big enough: a is copied into rows of 104 elements,
 // a second kernel zeroes the 4 padding columns, and the matmul reads it on the warpgroup
@@ -89,8 +89,8 @@ func.func @x_wT(%x: tensor<2048x256xf16>, %w: tensor<2048x256xf16>) -> tensor<20
   func.return %0 : tensor<2048x2048xf16>
 }
 
-func.func @wide(%a: tensor<4096x128xbf16>, %b: tensor<128x4096xbf16>) -> tensor<4096x4096xbf16> {
-  %0 = "graph.matmul"(%a, %b) : (tensor<4096x128xbf16>, tensor<128x4096xbf16>) -> tensor<4096x4096xbf16>
+func.func @wide(%a: tensor<4096x2048xbf16>, %b: tensor<2048x4096xbf16>) -> tensor<4096x4096xbf16> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<4096x2048xbf16>, tensor<2048x4096xbf16>) -> tensor<4096x4096xbf16>
   func.return %0 : tensor<4096x4096xbf16>
 }
 
