@@ -49,18 +49,38 @@ def test_softmax_in_place_and_fused_prologue():
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 def test_softmax_special_rows(name):
     """A NaN or +inf anywhere in a row makes the whole row NaN; a row of -inf is NaN; -inf
-    entries beside finite ones are probability 0 (log-probability -inf)."""
-    x = np.random.default_rng(5).standard_normal((5, 4500)).astype(np.float32)
+    entries beside finite ones are probability 0 (log-probability -inf), also where a
+    whole first column tile is -inf (the online pass's maximum is still -inf there)."""
+    x = np.random.default_rng(5).standard_normal((6, 4500)).astype(np.float32)
     x[0, 4400] = np.nan
     x[1, 7] = np.inf
     x[2, :] = -np.inf
     x[3, ::3] = -np.inf
+    x[5, :4200] = -np.inf
     got = compile_for_test(single_op(f"graph.{name}", [(x.shape, "f32")], (x.shape, "f32"), "axis = 1 : i64"))(x)[0]
     assert np.isnan(got[:3]).all()
     assert (got[3, ::3] == (0 if name == "softmax" else -np.inf)).all()
     assert np.isfinite(got[3, 1::3]).all() and np.isfinite(got[4]).all()
+    assert (got[5, :4200] == (0 if name == "softmax" else -np.inf)).all() and np.isfinite(got[5, 4200:]).all()
+    want = strata.interpret(single_op(f"graph.{name}", [(x.shape, "f32")], (x.shape, "f32"), "axis = 1 : i64"), x)[0]
+    np.testing.assert_allclose(got[3:], want[3:], rtol=1e-5, atol=1e-7)
     if name == "softmax":
         np.testing.assert_allclose(got[3:].sum(axis=1), 1, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("shape", [(5, 9000), (7, 4097), (3, 50)], ids=str)
+def test_cross_entropy_rows_of_several_tiles(shape, dtype):
+    """logsumexp - the label's logit in one online pass over rows of several column tiles
+    (and the three passes of a one-tile row), labels at the row's ends and in a late tile."""
+    from strata.support.dtypes import NUMPY_DTYPES
+
+    n, classes = shape
+    rng = np.random.default_rng(6)
+    logits = (rng.standard_normal(shape) * 8).astype(NUMPY_DTYPES[dtype])
+    labels = np.array([0, classes - 1, *rng.integers(0, classes, n - 2)], dtype=np.int64)
+    text = single_op("graph.cross_entropy", [(shape, dtype), ((n,), "i64")], ((), dtype))
+    close_to_reference(text, [logits, labels], rtol=1e-5 if dtype == "f32" else 2**-7, atol=1e-6)
 
 
 @pytest.mark.parametrize("shape", [(3, 4097), (64, 128)], ids=str)

@@ -145,6 +145,37 @@ class RowKernel:
             k.token = token[0]
         return result
 
+    def online_max_sum(self, x_of: Callable[[SSAValue], SSAValue], sums_of: Sequence[Callable[[SSAValue], SSAValue]] = ()
+                       ) -> tuple[SSAValue, SSAValue, list[SSAValue]]:
+        """One pass over the row's column tiles for its maximum m and l = sum(exp(x - m)),
+        the online softmax: each tile's terms are taken against the running maximum and the
+        sum so far rescaled by exp(m_old - m_new) when it grows (a maximum still -inf counts
+        as 0, so a row that starts with -inf tiles gets no inf - inf). Also the row sums of
+        each of `sums_of`'s tiles, in the same pass."""
+        k, axis = self.k, len(self.layout.tile) - 1
+
+        def step(column: SSAValue, carried: Sequence[SSAValue]) -> list[SSAValue]:
+            largest, total, *sums = carried
+            x = x_of(column)
+            new = self.map([largest, k.reduce(x, axis, "max")], lambda e, a: e(arith.MaximumfOp(*a)))
+
+            def finite(e: Emitter, a: Sequence[SSAValue]) -> SSAValue:
+                unset = e(arith.CmpfOp(a[0], e.const(float("-inf"), a[0].type), "oeq"))
+                return e(arith.SelectOp(unset, e.const(0.0, a[0].type), a[0]))
+
+            base = self.map([new], finite)
+            exp_difference = lambda e, a: e(xmath.ExpOp(e(arith.SubfOp(*a))))  # noqa: E731
+            terms = k.reduce(self.map([x, self.spread(base)], exp_difference), axis, "sum")
+            correction = self.map([largest, base], exp_difference)
+            total = self.map([total, correction, terms], lambda e, a: e(arith.AddfOp(e(arith.MulfOp(a[0], a[1])), a[2])))
+            sums = [self.map([s, k.reduce(f(column), axis, "sum")], lambda e, a: e(arith.AddfOp(*a))) for s, f in zip(sums, sums_of)]
+            return [new, total, *sums]
+
+        tile = self.layout.row_tile
+        inits = [k.fill(float("-inf"), tile, self.compute), *(k.fill(0.0, tile, self.compute) for _ in range(1 + len(sums_of)))]
+        largest, total, *sums = k.loop(self.layout.steps, inits, step)
+        return largest, total, sums
+
     def for_each_column(self, body: Callable[[SSAValue], None]) -> None:
         """A last pass over the row's column tiles (the write pass)."""
 
@@ -209,7 +240,8 @@ ColumnTile = Callable[[SSAValue], SSAValue]
 
 def softmax_rows(row: RowKernel, x_of: ColumnTile, write: Callable[[SSAValue, SSAValue], None],
                  log: bool = False, causal: bool = False, output: SSAValue | None = None) -> None:
-    """The passes of softmax / log_softmax over each row: max, sum of exp, write.
+    """The passes of softmax / log_softmax over each row: max, sum of exp, write; rows of
+    several column tiles that do not store exp take max and sum in one online pass.
     `causal` masks element (i, j) of the last two axes where j > i (attention scores).
     `output`: the partition softmax's own result is stored to in the compute element type
     (nothing else reads it): the sum pass stores exp(x - m) there and the last pass scales
@@ -218,10 +250,15 @@ def softmax_rows(row: RowKernel, x_of: ColumnTile, write: Callable[[SSAValue, SS
     if causal:
         unmasked = x_of
         x_of = lambda c: row.causal_mask(unmasked(c), c)  # noqa: E731
-    largest = row.row_pass(float("-inf"), "max", x_of, arith.MaximumfOp)
+    # Rows of several column tiles not storing exp: max and sum in one online pass.
+    online = row.layout.steps > 1 and (output is None or log)
+    if online:
+        largest, total, _ = row.online_max_sum(x_of)
+    else:
+        largest = row.row_pass(float("-inf"), "max", x_of, arith.MaximumfOp)
     shifted = lambda c: row.map([x_of(c), row.spread(largest)], lambda e, a: e(arith.SubfOp(*a)))  # noqa: E731
     exp_shifted = lambda c: row.map([shifted(c)], lambda e, a: e(xmath.ExpOp(a[0])))  # noqa: E731
-    if output is not None and not log:
+    if not online and output is not None and not log:
 
         def stored_exp(column: SSAValue) -> SSAValue:
             # Summed as loaded back: a tile both stored and reduced would be copied to the stack.
@@ -230,7 +267,7 @@ def softmax_rows(row: RowKernel, x_of: ColumnTile, write: Callable[[SSAValue, SS
 
         total = row.row_pass(0.0, "sum", stored_exp, arith.AddfOp, stores=True)
         exp_shifted = lambda c: row.k.load(output, row.at(c))  # noqa: E731
-    else:
+    elif not online:
         total = row.row_pass(0.0, "sum", exp_shifted, arith.AddfOp)
     if log:
         log_total = row.map([total], lambda e, a: e(xmath.LogOp(a[0])))
@@ -343,7 +380,8 @@ def lower_rmsnorm(op: graph.RmsNormOp, p: ProgramLowering) -> None:
 @register_tile_lowering(graph.CrossEntropyOp)
 def lower_cross_entropy(op: graph.CrossEntropyOp, p: ProgramLowering) -> None:
     """Per row: logsumexp(logits) - logits[label] (the label picked by a masked sum, after
-    a tile.check that labels lie in [0, C)); then the mean over rows. The per-row losses
+    a tile.check that labels lie in [0, C); rows of several column tiles in one online
+    pass, RowKernel.online_max_sum); then the mean over rows. The per-row losses
     of f16/bf16 logits are an f32 workspace: only the mean is rounded."""
     logits_type = op.logits.type
     n, classes = shape_of(logits_type)
@@ -359,12 +397,6 @@ def lower_cross_entropy(op: graph.CrossEntropyOp, p: ProgramLowering) -> None:
     label_tile = k.extend(k.load(k.partition(1, label_view, layout.tile), [*k.program_ids, k.index(0)]), i64, arith.ExtSIOp)
     message = f"{location_prefix(op)}'graph.cross_entropy': a label is outside [0, {classes})"
     k.add(tile.CheckOp(out_of_range(k, label_tile, classes), message))
-    largest = row.row_pass(float("-inf"), "max", lambda c: row.load(x, c), arith.MaximumfOp)
-    exp_shifted = lambda c: row.map(
-        [row.load(x, c), row.spread(largest)], lambda e, a: e(xmath.ExpOp(e(arith.SubfOp(*a))))
-    )
-    total = row.row_pass(0.0, "sum", exp_shifted, arith.AddfOp)
-
     def picked(column: SSAValue) -> SSAValue:
         columns = k.iota(1, layout.tile)
         origin = k.add(arith.IndexCastOp(k.add(arith.MuliOp(column, k.index(layout.tile[-1]))).results[0], i64)).results[0]
@@ -375,7 +407,15 @@ def lower_cross_entropy(op: graph.CrossEntropyOp, p: ProgramLowering) -> None:
 
         return row.map([row.load(x, column), columns, label_tile], select)
 
-    target = row.row_pass(0.0, "sum", picked, arith.AddfOp)
+    if layout.steps > 1:  # one online pass for the max, the sum of exp and the label's logit
+        largest, total, (target,) = row.online_max_sum(lambda c: row.load(x, c), [picked])
+    else:
+        largest = row.row_pass(float("-inf"), "max", lambda c: row.load(x, c), arith.MaximumfOp)
+        exp_shifted = lambda c: row.map(  # noqa: E731
+            [row.load(x, c), row.spread(largest)], lambda e, a: e(xmath.ExpOp(e(arith.SubfOp(*a))))
+        )
+        total = row.row_pass(0.0, "sum", exp_shifted, arith.AddfOp)
+        target = row.row_pass(0.0, "sum", picked, arith.AddfOp)
 
     def loss(e: Emitter, a: Sequence[SSAValue]) -> SSAValue:
         largest, total, target = a
