@@ -155,7 +155,9 @@ class RowKernel:
         k, axis = self.k, len(self.layout.tile) - 1
 
         def step(column: SSAValue, carried: Sequence[SSAValue]) -> list[SSAValue]:
-            largest, total, *sums = carried
+            # The maximum is carried last: the new sum reads the old maximum, so the loop's
+            # yield writes it back after the sums (no copy of the sum first).
+            total, *sums, largest = carried
             x = x_of(column)
             new = self.map([largest, k.reduce(x, axis, "max")], lambda e, a: e(arith.MaximumfOp(*a)))
 
@@ -169,11 +171,11 @@ class RowKernel:
             correction = self.map([largest, base], exp_difference)
             total = self.map([total, correction, terms], lambda e, a: e(arith.AddfOp(e(arith.MulfOp(a[0], a[1])), a[2])))
             sums = [self.map([s, k.reduce(f(column), axis, "sum")], lambda e, a: e(arith.AddfOp(*a))) for s, f in zip(sums, sums_of)]
-            return [new, total, *sums]
+            return [total, *sums, new]
 
         tile = self.layout.row_tile
-        inits = [k.fill(float("-inf"), tile, self.compute), *(k.fill(0.0, tile, self.compute) for _ in range(1 + len(sums_of)))]
-        largest, total, *sums = k.loop(self.layout.steps, inits, step)
+        inits = [*(k.fill(0.0, tile, self.compute) for _ in range(1 + len(sums_of))), k.fill(float("-inf"), tile, self.compute)]
+        total, *sums, largest = k.loop(self.layout.steps, inits, step)
         return largest, total, sums
 
     def for_each_column(self, body: Callable[[SSAValue], None]) -> None:

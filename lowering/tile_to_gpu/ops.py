@@ -30,7 +30,14 @@ from strata.lowering.tile_to_gpu.threads import RegionValues
 from strata.lowering.tile_to_gpu.tensor_core_loop import pipelined_loop
 from strata.lowering.tile_to_gpu.warpgroup_loop import warpgroup_loop
 from strata.lowering.tile_to_gpu.tiles import PartialsTile, RegisterTile, carried_in_registers, cell_values, register_tile_in
-from strata.lowering.tile_to_loops.kernel import REASSOCIATE, REDUCTION_COMBINERS, reduction_identity, BufferTile, static_value
+from strata.lowering.tile_to_loops.kernel import (
+    REASSOCIATE,
+    REDUCTION_COMBINERS,
+    BufferTile,
+    reduction_identity,
+    stable_copies,
+    static_value,
+)
 
 FULL_MASK = -1
 SHUFFLE_CLAMP = WARP - 1
@@ -277,6 +284,7 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
     entry = k.barriers.enter_loop()
     k.lower_region(body)
     yielded: list[SSAValue] = []
+    copies: list[tuple[SSAValue, object, BufferTile]] = []
     for value, slot in zip(body.last_op.operands, carried):
         produced = k.tile_of(value) if slot is not None else None
         if isinstance(slot, RegisterTile):
@@ -284,7 +292,9 @@ def _for(k: GpuKernelLowering, op: scf.ForOp) -> None:
         elif isinstance(slot, BufferTile) and not (isinstance(produced, BufferTile) and produced.buffer is slot.buffer):
             if register_tile_in(produced) is not None:
                 produced = k.spill(produced, value.type.get_shape(), value.type.element_type)
-            k.copy_into(produced, slot.buffer, slot.extents)
+            copies.append((value, produced, slot))
+    for produced, slot in stable_copies(k, copies):
+        k.copy_into(produced, slot.buffer, slot.extents)
     k.barriers.end_loop_body()
     k.emit(scf.YieldOp(*yielded))
     k.cursor, k.region = outer, outer_region

@@ -86,6 +86,40 @@ class BufferTile(Tile):
     extents: list[SSAValue]
 
 
+def buffers_read(value: Tile) -> set[SSAValue] | None:
+    """The buffers a tile reads where it is read (a lazy map reads its inputs'), or None
+    for a kind of tile not known here (read as if it read any)."""
+    if isinstance(value, BufferTile | LoadedTile):
+        return {value.buffer}
+    if isinstance(value, IotaTile):
+        return set()
+    inner = {MappedTile: lambda t: t.inputs, BroadcastTile: lambda t: [t.input], GatherTile: lambda t: [t.rows]}
+    for kind, inputs in inner.items():
+        if isinstance(value, kind):
+            read = {value.buffer} if isinstance(value, GatherTile) else set()
+            for tile_input in inputs(value):
+                more = buffers_read(tile_input)
+                if more is None:
+                    return None
+                read |= more
+            return read
+    return None
+
+
+def stable_copies(k, copies: list[tuple[SSAValue, Tile, BufferTile]]) -> list[tuple[Tile, BufferTile]]:
+    """A loop's yield as copies into its carried buffers, in order: a copy must not change
+    what a later one reads, so a produced tile that reads a buffer an earlier copy writes
+    (or might: a tile of unknown reads) is materialized into a buffer of its own first."""
+    stable = []
+    for index, (value, produced, slot) in enumerate(copies):
+        written = {earlier.buffer for _, _, earlier in copies[:index]}
+        read = buffers_read(produced)
+        if written and (read is None or read & written):
+            produced = k.materialize(produced, value.type.get_shape(), value.type.element_type)
+        stable.append((produced, slot))
+    return stable
+
+
 @dataclass
 class Partition:
     buffer: SSAValue

@@ -21,6 +21,7 @@ from strata.lowering.tile_to_loops.kernel import (
     Partition,
     mapped_tile,
     reduction_identity,
+    stable_copies,
 )
 from strata.support.errors import StrataError
 
@@ -101,15 +102,7 @@ def _for(k: KernelLowering, op: scf.ForOp) -> None:
                 (value, k.tile_of(value), buffer) for value, buffer in zip(inner.arguments, carried)
                 if buffer is not None and not (isinstance(k.tile_of(value), BufferTile) and k.tile_of(value).buffer is buffer.buffer)
             ]  # fmt: skip
-            # A copy into one carried buffer must not change what a later copy reads: a lazy
-            # tile (a map computed where it is read) or another carried buffer is made a
-            # buffer of its own first.
-            written = {buffer.buffer for _, _, buffer in copies[:-1]}
-            for index, (value, produced, buffer) in enumerate(copies[1:], 1):
-                if not isinstance(produced, BufferTile) or produced.buffer in written:
-                    stable = k.materialize(produced, value.type.get_shape(), value.type.element_type)
-                    copies[index] = (value, stable, buffer)
-            for _, produced, buffer in copies:
+            for produced, buffer in stable_copies(k, copies):
                 k.copy_into(produced, buffer.buffer, buffer.extents)
             k.emit(scf.YieldOp())
         else:
