@@ -21,8 +21,9 @@ per intermediate and launches one kernel per op; broadcasting is a stride-0 view
 Each op's lowering is registered in the per-op registry (`op_info(op).tile_lowering`) by
 its family's module, imported here: elementwise ops and fused groups (elementwise.py),
 constants and shape ops (layout.py), matmul (matmul.py), embedding and dropout
-(indexed.py), reductions (reductions.py), row ops (rows.py), attention (attention.py) and
-its gradient (attention_grad.py). An op without one is reported, never skipped. Tile shapes come from `TileCostModel`,
+(indexed.py), reductions (reductions.py), row ops (rows.py), cross-entropy
+(cross_entropy.py), attention (attention.py) and its gradient (attention_grad.py). An op
+without one is reported, never skipped. Tile shapes come from `TileCostModel`,
 overridable by the pass options.
 """
 
@@ -35,7 +36,17 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 # Imported for their registrations in the op registry.
-from strata.lowering.graph_to_tile import attention, attention_grad, elementwise, indexed, layout, matmul, reductions, rows  # noqa: F401
+from strata.lowering.graph_to_tile import (  # noqa: F401
+    attention,
+    attention_grad,
+    cross_entropy,
+    elementwise,
+    indexed,
+    layout,
+    matmul,
+    reductions,
+    rows,
+)
 from strata.lowering.graph_to_tile.layout import place_concat_inputs
 from strata.lowering.graph_to_tile.program import is_graph_function, lower_function
 from strata.lowering.tile_builder import TileCostModel

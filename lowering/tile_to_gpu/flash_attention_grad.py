@@ -302,30 +302,45 @@ class Kernel:
         middle_end = k.emit(arith.MaxUIOp(first, whole))
         return [*ranges, (first, middle_end, False), (middle_end, self.blocks(total), True)]
 
+    def key_blocks(self) -> tuple[SSAValue, SSAValue]:
+        """(the key blocks this query block sees: all, or causal up to the diagonal; how many
+        of them run unmasked: wholly inside the keys and, causal, left of the diagonal)."""
+        k, grad = self.k, self.grad
+        seen, unmasked = self.blocks(grad.keys), k.index(grad.keys // BLOCK)
+        if grad.causal:
+            seen = k.emit(arith.MinUIOp(k.add(self.block, k.index(1)), seen))
+            unmasked = k.emit(arith.MinUIOp(self.block, unmasked))
+        return seen, unmasked
+
+    def query_scores(self, q_fragments: list[list[SSAValue]], keys: Operand, block: SSAValue, stage_row: SSAValue,
+                     masked: bool) -> list[SSAValue]:
+        """t = scale · log2(e) · q kᵀ of this warp's queries and the stage's keys, -inf where masked."""
+        k = self.k
+        scale = constant(k, self.grad.scale * LOG2_E)
+        t = [k.emit(arith.MulfOp(value, scale)) for value in self.products(q_fragments, keys, stage_row)]
+        if not masked:
+            return t
+        first_key, minus_infinity = k.mul(block, k.index(BLOCK)), constant(k, float("-inf"))
+        return [k.emit(arith.SelectOp(self.outside(self.rows[(n % 4) // 2], k.add(first_key, self.column(n))),
+                                      minus_infinity, value)) for n, value in enumerate(t)]  # fmt: skip
+
     # The parts.
 
     def stats(self) -> None:
         k, grad = self.k, self.grad
         q, keys = self.operand("q", True), self.operand("k", False)
         self.resident([q])
-        key_blocks = self.blocks(grad.keys)
-        if grad.causal:
-            key_blocks = k.emit(arith.MinUIOp(k.add(self.block, k.index(1)), key_blocks))
+        key_blocks, unmasked = self.key_blocks()
         issue = self.streamed([keys], key_blocks)
         issue(k.index(0), k.index(0))
         k.inline_ptx("cp.async.wait_group.1", [])
         k.barriers.barrier()
         q_fragments = self.a_fragments(q.shared, q.columns)
-        scale = constant(k, grad.scale * LOG2_E)
         minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
 
         def body(masked: bool):
             def step(block: SSAValue, stage_row: SSAValue, state: list[SSAValue]) -> list[SSAValue]:
-                t = [k.emit(arith.MulfOp(value, scale)) for value in self.products(q_fragments, keys, stage_row)]
-                if masked:
-                    first_key = k.mul(block, k.index(BLOCK))
-                    t = [k.emit(arith.SelectOp(self.outside(self.rows[(n % 4) // 2], k.add(first_key, self.column(n))),
-                                               minus_infinity, value)) for n, value in enumerate(t)]  # fmt: skip
+                t = self.query_scores(q_fragments, keys, block, stage_row, masked)
                 largest, totals = state[:2], state[2:]
                 for half in range(2):
                     mine = [t[n] for n in range(len(t)) if (n % 4) // 2 == half]
@@ -341,9 +356,6 @@ class Kernel:
             return step
 
         state = [minus_infinity, minus_infinity, nothing, nothing]
-        unmasked = k.index(grad.keys // BLOCK)
-        if grad.causal:
-            unmasked = k.emit(arith.MinUIOp(self.block, unmasked))
         state = self.loop(k.index(0), unmasked, state, issue, body(False))
         state = self.loop(unmasked, key_blocks, state, issue, body(True))
         ln2 = constant(k, log(2.0))
@@ -406,27 +418,20 @@ class Kernel:
         q, dout = self.operand("q", True), self.operand("dout", True)
         keys, values = self.operand("k", False), self.operand("v", False)
         self.resident([q, dout])
-        key_blocks = self.blocks(grad.keys)
-        if grad.causal:
-            key_blocks = k.emit(arith.MinUIOp(k.add(self.block, k.index(1)), key_blocks))
+        key_blocks, unmasked = self.key_blocks()
         issue = self.streamed([keys, values], key_blocks)
         issue(k.index(0), k.index(0))
         k.inline_ptx("cp.async.wait_group.1", [])
         k.barriers.barrier()
         q_fragments, dout_fragments = self.a_fragments(q.shared, q.columns), self.a_fragments(dout.shared, dout.columns)
-        log2e, scale = constant(k, LOG2_E), constant(k, grad.scale * LOG2_E)
+        log2e = constant(k, LOG2_E)
         lse = [k.emit(arith.MulfOp(self.stat("lse", row), log2e)) for row in self.rows]
         dots = [self.stat("dots", row) for row in self.rows]
         layout = MmaFragments((BLOCK, q.columns), 4, 1)
-        minus_infinity = constant(k, float("-inf"))
 
         def body(masked: bool):
             def step(block: SSAValue, stage_row: SSAValue, sums: list[SSAValue]) -> list[SSAValue]:
-                t = [k.emit(arith.MulfOp(value, scale)) for value in self.products(q_fragments, keys, stage_row)]
-                if masked:
-                    first_key = k.mul(block, k.index(BLOCK))
-                    t = [k.emit(arith.SelectOp(self.outside(self.rows[(n % 4) // 2], k.add(first_key, self.column(n))),
-                                               minus_infinity, value)) for n, value in enumerate(t)]  # fmt: skip
+                t = self.query_scores(q_fragments, keys, block, stage_row, masked)
                 dp = self.products(dout_fragments, values, stage_row)
                 _, ds = self.probabilities(t, dp, lambda n: lse[(n % 4) // 2], lambda n: dots[(n % 4) // 2])
                 return self.accumulate(layout, ds, keys, stage_row, sums)
@@ -434,9 +439,6 @@ class Kernel:
             return step
 
         sums = [constant(k, 0.0)] * (4 * layout.tiles_n)
-        unmasked = k.index(grad.keys // BLOCK)
-        if grad.causal:
-            unmasked = k.emit(arith.MinUIOp(self.block, unmasked))
         sums = self.loop(k.index(0), unmasked, sums, issue, body(False))
         sums = self.loop(unmasked, key_blocks, sums, issue, body(True))
         self.store("dq", sums, layout, grad.scale, grad.queries)
