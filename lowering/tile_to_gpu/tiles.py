@@ -28,6 +28,10 @@ class PartialsTile(Tile):
     combine: Callable[[SSAValue, SSAValue], SSAValue]
     extents: list[SSAValue]
 
+    def read_buffers(self) -> set[SSAValue]:
+        """What it reads (tile_to_loops.kernel.buffers_read): its scratch row."""
+        return {self.scratch}
+
     def combine_partials(self, k: ThreadMappedLowering, indices: Sequence[SSAValue]) -> SSAValue:
         k.note_read(self.scratch, (), None)
         output = k.index(0)
@@ -48,6 +52,10 @@ class RegisterTile(Tile):
     values: list[SSAValue]
     layout: AccumulatorLayout
     extents: list[SSAValue]
+
+    def read_buffers(self) -> set[SSAValue]:
+        """What it reads (tile_to_loops.kernel.buffers_read): registers, no buffer."""
+        return set()
 
 
 def register_tile_in(value: Tile) -> RegisterTile | None:

@@ -88,7 +88,10 @@ class BufferTile(Tile):
 
 def buffers_read(value: Tile) -> set[SSAValue] | None:
     """The buffers a tile reads where it is read (a lazy map reads its inputs'), or None
-    for a kind of tile not known here (read as if it read any)."""
+    for a kind of tile not known here (read as if it read any). A tile kind of a lowering
+    built on this one tells its own by a `read_buffers()` method."""
+    if hasattr(value, "read_buffers"):
+        return value.read_buffers()
     if isinstance(value, BufferTile | LoadedTile):
         return {value.buffer}
     if isinstance(value, IotaTile):
