@@ -61,10 +61,18 @@ def lower_attention(op: graph.AttentionOp, p: ProgramLowering) -> None:
 def flash_eligible(op: graph.AttentionOp, p: ProgramLowering) -> bool:
     """bf16/f16 q, k and v with head sizes in FLASH_HEADS, read along contiguous rows of
     whole 16-byte chunks (other strides multiples of 8 elements)."""
-    if not flash_shaped(op.q.type, op.v.type):
-        return False
-    strides = [p.operand(v)[2] for v in (op.q, op.k, op.v)]
-    return all(s[-1] == 1 and all(outer % 8 == 0 for outer in s[:-1]) for s in strides)
+    return flash_shaped(op.q.type, op.v.type) and rows_of_chunks(p, op.operands)
+
+
+def rows_of_chunks(p: ProgramLowering, values: Sequence[SSAValue]) -> bool:
+    """Whether each value lies in its buffer as contiguous rows of whole 16-byte chunks of
+    16-bit elements (offset and other strides multiples of 8 elements): what the flash
+    kernels' cp.async copies read."""
+    views = [p.view_of(v) for v in values]
+    return all(
+        view.get_strides()[-1] == 1 and view.offset.data % 8 == 0 and all(s % 8 == 0 for s in view.get_strides()[:-1])
+        for view in views
+    )  # fmt: skip
 
 
 def three_kernels(op: graph.AttentionOp, p: ProgramLowering) -> None:

@@ -32,7 +32,7 @@ from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import op_info, register_tile_lowering
 from strata.dialects.tile_types import TensorViewType
-from strata.lowering.graph_to_tile.attention import elementwise, index_to_i64
+from strata.lowering.graph_to_tile.attention import elementwise, index_to_i64, rows_of_chunks
 from strata.lowering.graph_to_tile.program import ProgramLowering
 from strata.lowering.scalar_rules import Emitter
 from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, next_power_of_two
@@ -47,19 +47,10 @@ MARK = "tile.flash_attention_grad"
 @register_tile_lowering(graph.AttentionGradOp)
 def lower_attention_grad(op: graph.AttentionGradOp, p: ProgramLowering) -> None:
     empty = 0 in shape_of(op.q.type)[-2:] + shape_of(op.v.type)[-2:]
-    if p.cost.flash_attention and not empty and flash_shaped(op.q.type, op.v.type, FLASH_GRAD_HEADS) and rows_aligned(op, p):
-        FlashGrad(op, p).lower()
+    if p.cost.flash_attention and not empty and flash_shaped(op.q.type, op.v.type, FLASH_GRAD_HEADS) and rows_of_chunks(p, op.operands):
+        FlashGradKernels(op, p).lower()
     else:
         lower_expanded(op, p)
-
-
-def rows_aligned(op: graph.AttentionGradOp, p: ProgramLowering) -> bool:
-    """Contiguous rows of whole 16-byte chunks (other strides multiples of 8 elements)."""
-    views = [p.view_of(v) for v in op.operands]
-    return all(
-        view.get_strides()[-1] == 1 and view.offset.data % 8 == 0 and all(s % 8 == 0 for s in view.get_strides()[:-1])
-        for view in views
-    )  # fmt: skip
 
 
 def lower_expanded(op: graph.AttentionGradOp, p: ProgramLowering) -> None:
@@ -76,7 +67,7 @@ def lower_expanded(op: graph.AttentionGradOp, p: ProgramLowering) -> None:
             p.bind(gradient, p.buffer_of(value))
 
 
-class FlashGrad:
+class FlashGradKernels:
     """The three marked kernels of the module docstring for one op."""
 
     def __init__(self, op: graph.AttentionGradOp, p: ProgramLowering):
