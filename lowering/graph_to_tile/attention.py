@@ -163,28 +163,12 @@ def fused_kernel(op: graph.AttentionOp, p: ProgramLowering, flash: bool = False)
         values = k.extend(k.load(v_part, [*batch_ids, key_block, zero]), compute)
         products = k.add(tile.MmaOp(q_tile, keys_t, k.fill(0.0, score_shape, compute))).results[0]
         scores = scaled_and_masked(k, products, params["scale"], params["causal"], query_block, key_block, rows, columns)
-        row_axis = len(lead) + 1
-        new_largest = elementwise(k, [largest, k.reduce(scores, row_axis, "max")], lambda e, a: e(arith.MaximumfOp(*a)))
-        exp_difference = lambda e, a: e(xmath.ExpOp(e(arith.SubfOp(*a))))  # noqa: E731
-        probabilities = elementwise(k, [scores, k.broadcast(new_largest, score_shape)], exp_difference)
-        correction = elementwise(k, [largest, new_largest], exp_difference)
-        new_total = elementwise(
-            k, [total, correction, k.reduce(probabilities, row_axis, "sum")],
-            lambda e, a: e(arith.AddfOp(e(arith.MulfOp(a[0], a[1])), a[2])),
-        )  # fmt: skip
+        new_largest, new_total, probabilities, correction = online_softmax_step(k, scores, largest, total)
         rescaled = elementwise(k, [acc, k.broadcast(correction, acc.type.get_shape())], lambda e, a: e(arith.MulfOp(*a)))
         new_acc = k.add(tile.MmaOp(probabilities, values, rescaled)).results[0]
         return [new_largest, new_total, new_acc]
 
-    key_blocks = -(-keys // columns)
-    if params["causal"]:
-        # Query block b sees keys up to its last row: blocks 0 .. ((b + 1) · rows - 1) / columns.
-        last_row = k.add(arith.AddiOp(k.add(arith.MuliOp(query_block, k.index(rows))).results[0], k.index(rows - 1))).results[0]
-        needed = k.add(arith.AddiOp(k.add(arith.DivUIOp(last_row, k.index(columns))).results[0], k.index(1))).results[0]
-        bound = k.add(arith.MinUIOp(needed, k.index(key_blocks))).results[0]
-    else:
-        bound = key_blocks
-    _, total, acc = k.loop(bound, carried, step)
+    _, total, acc = k.loop(key_blocks_seen(k, query_block, rows, columns, keys, params["causal"]), carried, step)
     result = elementwise(k, [acc, k.broadcast(total, acc.type.get_shape())], lambda e, a: e(arith.DivfOp(*a)))
     if compute != element:
         result = k.map([result], element, lambda block, a: Emitter(block)(arith.TruncFOp(a[0], element)))
@@ -196,6 +180,35 @@ def fused_kernel(op: graph.AttentionOp, p: ProgramLowering, flash: bool = False)
         )
     p.launch(k, buffers, attributes=marks)
     p.bind(op.result, out)
+
+
+def online_softmax_step(k: KernelBuilder, scores: SSAValue, largest: SSAValue, total: SSAValue
+                        ) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
+    """One key block of the online softmax over the rows of a score tile: (the new row
+    maxima m', the new row sums l' = l · exp(m - m') + rowsum(p), p = exp(s - m'), the
+    correction exp(m - m') of what was summed before)."""
+    row_axis = len(scores.type.get_shape()) - 1
+    new_largest = elementwise(k, [largest, k.reduce(scores, row_axis, "max")], lambda e, a: e(arith.MaximumfOp(*a)))
+    exp_difference = lambda e, a: e(xmath.ExpOp(e(arith.SubfOp(*a))))  # noqa: E731
+    probabilities = elementwise(k, [scores, k.broadcast(new_largest, scores.type.get_shape())], exp_difference)
+    correction = elementwise(k, [largest, new_largest], exp_difference)
+    new_total = elementwise(
+        k, [total, correction, k.reduce(probabilities, row_axis, "sum")],
+        lambda e, a: e(arith.AddfOp(e(arith.MulfOp(a[0], a[1])), a[2])),
+    )  # fmt: skip
+    return new_largest, new_total, probabilities, correction
+
+
+def key_blocks_seen(k: KernelBuilder, query_block: SSAValue, rows: int, columns: int, keys: int,
+                    causal: bool) -> SSAValue | int:
+    """The key blocks (of `columns` keys) query block `query_block` (of `rows` queries) sees:
+    all, or (causal) those up to its last row's: 0 .. ((b + 1) · rows - 1) / columns."""
+    blocks = -(-keys // columns)
+    if not causal:
+        return blocks
+    last_row = k.add(arith.AddiOp(k.add(arith.MuliOp(query_block, k.index(rows))).results[0], k.index(rows - 1))).results[0]
+    needed = k.add(arith.AddiOp(k.add(arith.DivUIOp(last_row, k.index(columns))).results[0], k.index(1))).results[0]
+    return k.add(arith.MinUIOp(needed, k.index(blocks))).results[0]
 
 
 def elementwise(k: KernelBuilder, inputs: Sequence[SSAValue], body) -> SSAValue:

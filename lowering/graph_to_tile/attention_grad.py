@@ -32,7 +32,13 @@ from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import op_info, register_tile_lowering
 from strata.dialects.tile_types import TensorViewType
-from strata.lowering.graph_to_tile.attention import elementwise, index_to_i64, rows_of_chunks
+from strata.lowering.graph_to_tile.attention import (
+    elementwise,
+    index_to_i64,
+    key_blocks_seen,
+    online_softmax_step,
+    rows_of_chunks,
+)
 from strata.lowering.graph_to_tile.program import ProgramLowering
 from strata.lowering.scalar_rules import Emitter
 from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, next_power_of_two
@@ -175,19 +181,10 @@ class FlashGradKernels:
         query_origin = k.add(arith.MuliOp(block, k.index(rows))).results[0]
 
         def step(key_block: SSAValue, state: Sequence[SSAValue]) -> list[SSAValue]:
-            largest, total = state
             keys_t = self.loaded(k, k_part, [*batch_ids, zero, key_block])
             key_origin = k.add(arith.MuliOp(key_block, k.index(columns))).results[0]
             s = self.scores(k, q_tile, keys_t, query_origin, key_origin, transposed=False)
-            new_largest = elementwise(k, [largest, k.reduce(s, row_axis, "max")], lambda e, a: e(arith.MaximumfOp(*a)))
-            exp_difference = lambda e, a: e(xmath.ExpOp(e(arith.SubfOp(*a))))  # noqa: E731
-            probabilities = elementwise(k, [s, k.broadcast(new_largest, s.type.get_shape())], exp_difference)
-            correction = elementwise(k, [largest, new_largest], exp_difference)
-            new_total = elementwise(
-                k, [total, correction, k.reduce(probabilities, row_axis, "sum")],
-                lambda e, a: e(arith.AddfOp(e(arith.MulfOp(a[0], a[1])), a[2])),
-            )  # fmt: skip
-            return [new_largest, new_total]
+            return list(online_softmax_step(k, s, *state)[:2])
 
         start = [k.fill(float("-inf"), row_shape, f32), k.fill(0.0, row_shape, f32)]
         largest, total = k.loop(self.key_blocks_seen(k, block), start, step)
@@ -201,13 +198,7 @@ class FlashGradKernels:
         self.launch(k, buffers, "stats")
 
     def key_blocks_seen(self, k: KernelBuilder, query_block: SSAValue) -> SSAValue | int:
-        """Key blocks query block `query_block` sees: all, or (causal) up to its last row's."""
-        blocks = -(-self.keys // self.columns)
-        if not self.causal:
-            return blocks
-        last_row = k.add(arith.AddiOp(k.add(arith.MuliOp(query_block, k.index(self.rows))).results[0], k.index(self.rows - 1))).results[0]
-        needed = k.add(arith.AddiOp(k.add(arith.DivUIOp(last_row, k.index(self.columns))).results[0], k.index(1))).results[0]
-        return k.add(arith.MinUIOp(needed, k.index(blocks))).results[0]
+        return key_blocks_seen(k, query_block, self.rows, self.columns, self.keys, self.causal)
 
     def dq_kernel(self, lse: SSAValue, row_dots: SSAValue, dq: SSAValue) -> None:
         op, lead, rows, columns = self.op, self.lead, self.rows, self.columns

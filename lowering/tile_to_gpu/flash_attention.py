@@ -175,14 +175,7 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     if flash.causal:  # query block b sees key blocks 0 .. b (QUERIES == KEYS)
         blocks = k.emit(arith.MinUIOp(k.add(query_block, k.index(1)), blocks))
 
-    def issue(block: SSAValue, stage: SSAValue) -> None:
-        def copies() -> None:
-            issue_copies(k, keys_operand, block, stage_target(k, keys_operand, stage))
-            issue_copies(k, values, block, stage_target(k, values, stage))
-
-        k.guarded(k.emit(arith.CmpiOp(block, blocks, "ult")), copies)
-        k.inline_ptx("cp.async.commit_group", [])
-
+    issue = copy_issuer(k, [keys_operand, values], blocks)
     issue_copies(k, q, zero, stage_target(k, q, zero))
     k.inline_ptx("cp.async.commit_group", [])
     issue(zero, zero)
@@ -195,11 +188,7 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     lane = k.emit(arith.RemUIOp(k.thread, k.index(WARP)))
     lane_row = k.emit(arith.RemUIOp(lane, k.index(16)))
     lane_column = k.mul(k.emit(arith.DivUIOp(lane, k.index(16))), k.index(CHUNK))
-    q_fragments = [
-        k.inline_ptx("ldmatrix.sync.aligned.m8n8.x4.shared.b16",
-            [address(k, q.shared, [k.add(warp_row, lane_row), k.add(lane_column, k.index(16 * step))])], 4)
-        for step in range(depth // 16)
-    ]  # fmt: skip
+    q_fragments = a_fragments(k, q.shared, k.add(warp_row, lane_row), lane_column, depth)
     first_row = k.add(k.mul(query_block, k.index(QUERIES)), k.add(warp_row, group))
     rows = [first_row, k.add(first_row, k.index(8))]
 
@@ -242,56 +231,119 @@ class KeyBlocks:
 
 def key_block_loop(k: GpuKernelLowering, c: KeyBlocks, lower: SSAValue, upper: SSAValue, state: list[SSAValue],
                    masked: bool) -> list[SSAValue]:
-    """scf.for over key blocks lower .. upper carrying (row maxima, row sums, o): wait for the
-    block's copies, issue the next block's, s = q kᵀ, the online softmax, o += p v."""
-    body = Block(arg_types=[IndexType(), *(v.type for v in state)])
-    outer, k.cursor = k.cursor, body
-    block, carried = body.args[0], list(body.args[1:])
-    largest, totals, acc = carried[:2], carried[2:4], carried[4:]
+    """The streamed loop over key blocks lower .. upper carrying (row maxima, row sums, o):
+    s = q kᵀ, the online softmax, o += p v."""
+
+    def step(block: SSAValue, stage_row: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+        s = block_products(k, c.scores, c.kind, c.q_fragments, c.keys, stage_row, c.lane)
+        # Scores in base-2 units: exp(scale (s - m)) = 2^(t - m') with t = s · scale · log2(e).
+        scale = constant(k, c.flash.scale * LOG2_E)
+        s = [k.emit(arith.MulfOp(value, scale)) for value in s]
+        if masked:
+            s = masked_scores(k, c.flash, s, block, c.rows, c.thread_in_group)
+        new_largest, new_totals, probabilities, corrections = online_softmax_rows(k, s, carried[:2], carried[2:4])
+        acc = [k.emit(arith.MulfOp(value, corrections[(n % 4) // 2])) for n, value in enumerate(carried[4:])]
+        acc = accumulate_products(k, c.output, c.kind, c.flash.p16, probabilities, c.values, stage_row, c.lane_row,
+                                  c.lane_column, acc)
+        return [*new_largest, *new_totals, *acc]
+
+    return streamed_loop(k, lower, upper, state, c.issue, step)
+
+
+def block_products(k: GpuKernelLowering, layout: MmaFragments, kind: TensorCoreKind, a: list[list[SSAValue]],
+                   b: Operand, stage_row: SSAValue, lane: SSAValue) -> list[SSAValue]:
+    """A warp's 16 rows (a fragments, one per 16 of depth) times the stage's 64 rows of b,
+    transposed (b's rows as b fragments by plain ldmatrix): a [16 x 64] tile in fragments."""
+    sums = [constant(k, 0.0)] * (4 * layout.tiles_n)
+    for depth, fragment in enumerate(a):
+        b_fragments = k_major_fragments(k, b, layout.tiles_n, stage_row, lane, 16 * depth)
+        multiply_fragments(k, layout, kind, [fragment], b_fragments, sums)
+    return sums
+
+
+def accumulate_products(k: GpuKernelLowering, layout: MmaFragments, kind: TensorCoreKind, p16: bool, terms: list[SSAValue],
+                        b: Operand, stage_row: SSAValue, lane_row: SSAValue, lane_column: SSAValue,
+                        sums: list[SSAValue]) -> list[SSAValue]:
+    """sums + terms b: terms a [16 x 64] score tile of this warp in fragments (p, or ds),
+    b the stage's 64 rows of an operand read by ldmatrix.trans; the terms enter as
+    p_fragments (two 16-bit fragments, one with p16)."""
+    sums = list(sums)
+    for step in range(KEYS // 16):
+        # The a fragment of 16 keys: tiles 2 step and 2 step + 1 (registers c0..c3 each).
+        pairs = [(terms[8 * step + n], terms[8 * step + n + 1]) for n in (0, 2, 4, 6)]
+        row = k.add(k.add(stage_row, lane_row), k.index(16 * step))
+        b_fragments = b16_b_fragments(k, layout, b, row, k.index(0), lane_column)
+        for fragment in p_fragments(k, kind.element, p16, pairs):
+            multiply_fragments(k, layout, kind, [fragment], b_fragments, sums)
+    return sums
+
+
+def streamed_loop(k: GpuKernelLowering, lower: SSAValue, upper: SSAValue, state: list[SSAValue],
+                  issue: Callable[[SSAValue, SSAValue], None],
+                  body: Callable[[SSAValue, SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+    """scf.for over streamed blocks lower .. upper carrying `state`: wait for the block's
+    copies, issue the next block's (into the stage the block before it used, which every
+    thread is done with after the barrier), then body(block, first shared row of its stage,
+    state)."""
+    loop_body = Block(arg_types=[IndexType(), *(v.type for v in state)])
+    outer, k.cursor = k.cursor, loop_body
+    block = loop_body.args[0]
     k.inline_ptx("cp.async.wait_group.0", [])
     k.barriers.barrier()
     following = k.add(block, k.index(1))
-    c.issue(following, k.emit(arith.RemUIOp(following, k.index(2))))
+    issue(following, k.emit(arith.RemUIOp(following, k.index(2))))
     stage_row = k.mul(k.emit(arith.RemUIOp(block, k.index(2))), k.index(KEYS))
+    k.emit(scf.YieldOp(*body(block, stage_row, list(loop_body.args[1:]))))
+    k.cursor = outer
+    return list(k.emit(scf.ForOp(lower, upper, k.index(1), state, Region(loop_body))).owner.results)
 
+
+def online_softmax_rows(k: GpuKernelLowering, t: list[SSAValue], largest: list[SSAValue], totals: list[SSAValue]
+                        ) -> tuple[list[SSAValue], list[SSAValue], list[SSAValue], list[SSAValue]]:
+    """One block of the online softmax (base 2) over this lane's two rows of a score tile t
+    in fragments (a row's values are spread over the 4 lanes of a quad): (new row maxima,
+    new per-lane row sums, p = 2^(t - m'), the corrections 2^(m - m') of what was summed)."""
     nothing, minus_infinity = constant(k, 0.0), constant(k, float("-inf"))
-    s = [nothing] * (4 * c.scores.tiles_n)
-    for step in range(len(c.q_fragments)):
-        k_fragments = k_major_fragments(k, c.keys, c.scores.tiles_n, stage_row, c.lane, 16 * step)
-        multiply_fragments(k, c.scores, c.kind, [c.q_fragments[step]], k_fragments, s)
-    # Scores in base-2 units: exp(scale (s - m)) = 2^(t - m') with t = s · scale · log2(e).
-    scale = constant(k, c.flash.scale * LOG2_E)
-    s = [k.emit(arith.MulfOp(value, scale)) for value in s]
-    if masked:
-        s = masked_scores(k, c.flash, s, block, c.rows, c.thread_in_group)
-
-    new_largest, probabilities, new_totals, corrections = [], list(s), [], []
+    new_largest, new_totals, probabilities, corrections = [], [], list(t), []
     for row in range(2):
-        mine = [s[n] for n in range(len(s)) if (n % 4) // 2 == row]
-        row_max = butterfly(k, fold(k, mine, arith.MaximumfOp), 4, lambda a, b: k.emit(arith.MaximumfOp(a, b)))
+        mine = [n for n in range(len(t)) if (n % 4) // 2 == row]
+        row_max = butterfly(k, fold(k, [t[n] for n in mine], arith.MaximumfOp), 4, lambda a, b: k.emit(arith.MaximumfOp(a, b)))
         new = k.emit(arith.MaximumfOp(largest[row], row_max))
         # A row with every key masked so far keeps m = -inf: exponents against 0 instead of NaN.
         finite = k.emit(arith.SelectOp(k.emit(arith.CmpfOp(new, minus_infinity, "oeq")), nothing, new))
-        for n in range(len(s)):
-            if (n % 4) // 2 == row:
-                probabilities[n] = k.emit(xmath.Exp2Op(k.emit(arith.SubfOp(s[n], finite))))
+        for n in mine:
+            probabilities[n] = k.emit(xmath.Exp2Op(k.emit(arith.SubfOp(t[n], finite))))
         correction = k.emit(xmath.Exp2Op(k.emit(arith.SubfOp(largest[row], finite))))
-        row_sum = fold(k, [probabilities[n] for n in range(len(s)) if (n % 4) // 2 == row], arith.AddfOp)
+        row_sum = fold(k, [probabilities[n] for n in mine], arith.AddfOp)
         new_totals.append(k.emit(arith.AddfOp(k.emit(arith.MulfOp(totals[row], correction)), row_sum)))
         new_largest.append(new)
         corrections.append(correction)
-    acc = [k.emit(arith.MulfOp(value, corrections[(n % 4) // 2])) for n, value in enumerate(acc)]
+    return new_largest, new_totals, probabilities, corrections
 
-    for step in range(KEYS // 16):
-        # The a fragment of 16 keys: s tiles 2 step and 2 step + 1 (registers c0..c3 each).
-        pairs = [(probabilities[8 * step + n], probabilities[8 * step + n + 1]) for n in (0, 2, 4, 6)]
-        v_row = k.add(k.add(stage_row, c.lane_row), k.index(16 * step))
-        v_fragments = b16_b_fragments(k, c.output, c.values, v_row, k.index(0), c.lane_column)
-        for fragment in p_fragments(k, c.kind.element, c.flash.p16, pairs):
-            multiply_fragments(k, c.output, c.kind, [fragment], v_fragments, acc)
-    k.emit(scf.YieldOp(*new_largest, *new_totals, *acc))
-    k.cursor = outer
-    return list(k.emit(scf.ForOp(lower, upper, k.index(1), state, Region(body))).owner.results)
+
+def copy_issuer(k: GpuKernelLowering, streams: list[Operand], blocks: SSAValue) -> Callable[[SSAValue, SSAValue], None]:
+    """issue(block, stage): the cp.async copies of each stream's tile of `block` (those
+    below `blocks`) into its shared `stage`, committed as one group."""
+
+    def issue(block: SSAValue, stage: SSAValue) -> None:
+        def copies() -> None:
+            for stream in streams:
+                issue_copies(k, stream, block, stage_target(k, stream, stage))
+
+        k.guarded(k.emit(arith.CmpiOp(block, blocks, "ult")), copies)
+        k.inline_ptx("cp.async.commit_group", [])
+
+    return issue
+
+
+def a_fragments(k: GpuKernelLowering, shared: SSAValue, row: SSAValue, lane_column: SSAValue, depth: int) -> list[list[SSAValue]]:
+    """A warp's 16 rows of a shared operand (lane l addresses row `row` = warp row + l % 16 at
+    column `lane_column`, 0 or 8) as mma.sync a fragments, one per 16 columns of `depth`."""
+    return [
+        k.inline_ptx("ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                     [address(k, shared, [row, k.add(lane_column, k.index(16 * step))])], 4)
+        for step in range(depth // 16)
+    ]  # fmt: skip
 
 
 def p_fragments(k: GpuKernelLowering, element, p16: bool, pairs: list[tuple[SSAValue, SSAValue]]) -> list[list[SSAValue]]:
@@ -335,34 +387,53 @@ def masked_scores(k: GpuKernelLowering, flash: Flash, t: list[SSAValue], block: 
     """The scores t, -inf for keys past the end and (causal) past the query row."""
     minus_infinity = constant(k, float("-inf"))
     keys = flash.v[1].get_shape()[-2]
-    first_key = k.add(k.mul(block, k.index(KEYS)), k.mul(thread_in_group, k.index(2)))
-    masked = []
-    for n, value in enumerate(t):
-        tile_column, register = divmod(n, 4)
-        key = k.add(first_key, k.index(8 * tile_column + register % 2))
-        outside = k.emit(arith.CmpiOp(key, k.index(keys), "uge"))
-        if flash.causal:
-            outside = k.emit(arith.OrIOp(outside, k.emit(arith.CmpiOp(key, rows[register // 2], "ugt"))))
-        masked.append(k.emit(arith.SelectOp(outside, minus_infinity, value)))
-    return masked
+    first_key = k.mul(block, k.index(KEYS))
+    return [
+        k.emit(arith.SelectOp(outside(k, rows[(n % 4) // 2], k.add(first_key, fragment_column(k, thread_in_group, n)),
+                                      keys, flash.causal), minus_infinity, value))
+        for n, value in enumerate(t)
+    ]  # fmt: skip
+
+
+def outside(k: GpuKernelLowering, query: SSAValue, key: SSAValue, keys: int, causal: bool,
+            queries: int | None = None) -> SSAValue:
+    """Whether the (query, key) score is masked: a key past the keys, (given `queries`) a
+    query past the queries, or (causal) a key past the query."""
+    beyond = k.emit(arith.CmpiOp(key, k.index(keys), "uge"))
+    if queries is not None:
+        beyond = k.emit(arith.OrIOp(beyond, k.emit(arith.CmpiOp(query, k.index(queries), "uge"))))
+    if causal:
+        beyond = k.emit(arith.OrIOp(beyond, k.emit(arith.CmpiOp(key, query, "ugt"))))
+    return beyond
+
+
+def fragment_column(k: GpuKernelLowering, thread_in_group: SSAValue, n: int) -> SSAValue:
+    """The column (within its tile row) of register n of this lane's accumulator fragments."""
+    tile_column, register = divmod(n, 4)
+    return k.add(k.mul(thread_in_group, k.index(2)), k.index(8 * tile_column + register % 2))
 
 
 def store_output(k: GpuKernelLowering, flash: Flash, acc: list[SSAValue], totals: list[SSAValue], rows: list[SSAValue],
                  thread_in_group: SSAValue, batch_ids: list[SSAValue], queries: int, output: MmaFragments) -> None:
     """out = acc / l, rounded to the output type, stored where the query row exists."""
-    buffer, view = flash.out
-    element = view.element_type
     inverse = [k.emit(arith.DivfOp(constant(k, 1.0), total)) for total in totals]
+    store_rows(k, flash.out, acc, inverse, rows, thread_in_group, batch_ids, queries)
+
+
+def store_rows(k: GpuKernelLowering, buffer_view: tuple[SSAValue, TensorViewType], sums: list[SSAValue],
+               factors: list[SSAValue], rows: list[SSAValue], thread_in_group: SSAValue, batch_ids: list[SSAValue],
+               extent: int) -> None:
+    """sums (this lane's fragments of a [64 x width] tile) times each row's factor, rounded
+    to the buffer's type, stored into the lane's two rows where they are below `extent`."""
+    buffer, view = buffer_view
     origin = [*batch_ids, k.index(0), k.index(0)]
     for row in range(2):
         def store(row=row) -> None:
-            for n in range(len(acc)):
-                tile_column, register = divmod(n, 4)
-                if register // 2 != row:
+            for n, value in enumerate(sums):
+                if (n % 4) // 2 != row:
                     continue
-                column = k.add(k.mul(thread_in_group, k.index(2)), k.index(8 * tile_column + register % 2))
-                value = k.emit(arith.TruncFOp(k.emit(arith.MulfOp(acc[n], inverse[row])), element))
-                offset = k.element_offset(view, origin, [*[k.index(0)] * len(batch_ids), rows[row], column])
-                k.emit(memref.StoreOp.get(value, buffer, [offset]))
+                rounded = k.emit(arith.TruncFOp(k.emit(arith.MulfOp(value, factors[row])), view.element_type))
+                indices = [*[k.index(0)] * len(batch_ids), rows[row], fragment_column(k, thread_in_group, n)]
+                k.emit(memref.StoreOp.get(rounded, buffer, [k.element_offset(view, origin, indices)]))
 
-        k.guarded(k.emit(arith.CmpiOp(rows[row], k.index(queries), "ult")), store)
+        k.guarded(k.emit(arith.CmpiOp(rows[row], k.index(extent), "ult")), store)

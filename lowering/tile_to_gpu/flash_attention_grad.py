@@ -28,20 +28,34 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import log, prod
 
-from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import arith, memref
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import BFloat16Type, DictionaryAttr, Float16Type, FloatAttr, IndexType, IntegerAttr, StringAttr
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.dialects.builtin import BFloat16Type, DictionaryAttr, Float16Type, FloatAttr, IntegerAttr, StringAttr
+from xdsl.ir import SSAValue
 
 from strata.dialects import tile
 from strata.dialects.tile_types import TensorViewType
 from strata.lowering.graph_to_tile.attention_grad import MARK
-from strata.lowering.tile_to_gpu.flash_attention import CHUNK, LOG2_E, THREADS, constant, fold, operand, p_fragments
+from strata.lowering.tile_to_gpu.flash_attention import (
+    CHUNK,
+    LOG2_E,
+    THREADS,
+    a_fragments,
+    accumulate_products,
+    block_products,
+    constant,
+    copy_issuer,
+    fragment_column,
+    online_softmax_rows,
+    operand,
+    outside,
+    store_rows,
+    streamed_loop,
+)
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind
 from strata.lowering.tile_to_gpu.kernel import WARP, GpuKernelLowering
 from strata.lowering.tile_to_gpu.ops import butterfly
-from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, address, b16_b_fragments, issue_copies, k_major_fragments, stage_target
-from strata.lowering.tile_to_gpu.tensor_cores import multiply_fragments
+from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies, stage_target
 from strata.support.errors import StrataError
 
 BLOCK = 64
@@ -182,110 +196,51 @@ class Kernel:
 
     def streamed(self, operands: Sequence[Operand], blocks: SSAValue) -> Callable[[SSAValue, SSAValue], None]:
         """Two shared stages for each operand; returns issue(block, stage)."""
-        k = self.k
         for stream in operands:
-            stream.shared = k.shared_alloca([2 * BLOCK, stream.columns + CHUNK], self.element, dynamic=True)
-
-        def issue(block: SSAValue, stage: SSAValue) -> None:
-            def copies() -> None:
-                for stream in operands:
-                    issue_copies(k, stream, block, stage_target(k, stream, stage))
-
-            k.guarded(k.emit(arith.CmpiOp(block, blocks, "ult")), copies)
-            k.inline_ptx("cp.async.commit_group", [])
-
-        return issue
+            stream.shared = self.k.shared_alloca([2 * BLOCK, stream.columns + CHUNK], self.element, dynamic=True)
+        return copy_issuer(self.k, list(operands), blocks)
 
     def a_fragments(self, shared: SSAValue, depth: int) -> list[list[SSAValue]]:
         """This warp's 16 rows of a resident operand as a fragments, one per 16 columns."""
-        k = self.k
-        row = k.add(self.warp_row, self.lane_row)
-        return [
-            k.inline_ptx("ldmatrix.sync.aligned.m8n8.x4.shared.b16",
-                         [address(k, shared, [row, k.add(self.lane_column, k.index(16 * step))])], 4)
-            for step in range(depth // 16)
-        ]  # fmt: skip
-
-    def loop(self, lower: SSAValue, upper: SSAValue, state: list[SSAValue], issue,
-             body: Callable[[SSAValue, SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
-        """scf.for over streamed blocks lower .. upper carrying `state`: wait for the block's
-        copies, issue the next block's, then body(block, first shared row of its stage, state)."""
-        k = self.k
-        loop_body = Block(arg_types=[IndexType(), *(v.type for v in state)])
-        outer, k.cursor = k.cursor, loop_body
-        block = loop_body.args[0]
-        k.inline_ptx("cp.async.wait_group.0", [])
-        k.barriers.barrier()
-        following = k.add(block, k.index(1))
-        issue(following, k.emit(arith.RemUIOp(following, k.index(2))))
-        stage_row = k.mul(k.emit(arith.RemUIOp(block, k.index(2))), k.index(BLOCK))
-        k.emit(scf.YieldOp(*body(block, stage_row, list(loop_body.args[1:]))))
-        k.cursor = outer
-        return list(k.emit(scf.ForOp(lower, upper, k.index(1), state, Region(loop_body))).owner.results)
+        return a_fragments(self.k, shared, self.k.add(self.warp_row, self.lane_row), self.lane_column, depth)
 
     def products(self, a: list[list[SSAValue]], b: Operand, stage_row: SSAValue) -> list[SSAValue]:
         """a (this warp's 16 rows) times the stage's 64 rows of b, transposed: [16 x 64]."""
-        k = self.k
-        sums = [constant(k, 0.0)] * (4 * self.scores.tiles_n)
-        for step, fragment in enumerate(a):
-            b_fragments = k_major_fragments(k, b, self.scores.tiles_n, stage_row, self.lane, 16 * step)
-            multiply_fragments(k, self.scores, self.kind, [fragment], b_fragments, sums)
-        return sums
+        return block_products(self.k, self.scores, self.kind, a, b, stage_row, self.lane)
 
     def accumulate(self, layout: MmaFragments, terms: list[SSAValue], b: Operand, stage_row: SSAValue,
                    sums: list[SSAValue]) -> list[SSAValue]:
         """sums + terms (a [16 x 64] score tile in fragments) times the stage's rows of b."""
-        k = self.k
-        sums = list(sums)
-        for step in range(BLOCK // 16):
-            pairs = [(terms[8 * step + n], terms[8 * step + n + 1]) for n in (0, 2, 4, 6)]
-            row = k.add(k.add(stage_row, self.lane_row), k.index(16 * step))
-            b_fragments = b16_b_fragments(k, layout, b, row, k.index(0), self.lane_column)
-            for fragment in p_fragments(k, self.element, self.grad.p16, pairs):
-                multiply_fragments(k, layout, self.kind, [fragment], b_fragments, sums)
-        return sums
+        return accumulate_products(self.k, layout, self.kind, self.grad.p16, terms, b, stage_row, self.lane_row,
+                                   self.lane_column, sums)
 
     def column(self, n: int) -> SSAValue:
         """The score column (within the block) of register n of this lane."""
-        tile_column, register = divmod(n, 4)
-        return self.k.add(self.k.mul(self.thread_in_group, self.k.index(2)), self.k.index(8 * tile_column + register % 2))
+        return fragment_column(self.k, self.thread_in_group, n)
 
     def outside(self, query: SSAValue, key: SSAValue) -> SSAValue:
         """Whether a (query, key) score is masked: past the keys or queries, or (causal) a key past the query."""
+        return outside(self.k, query, key, self.grad.keys, self.grad.causal, self.grad.queries)
+
+    def stat_at(self, name: str, query: SSAValue) -> tuple[SSAValue, list[SSAValue]]:
+        """(the buffer, [offset]) of L or D of a query of this batch index."""
         k = self.k
-        beyond = k.emit(arith.OrIOp(k.emit(arith.CmpiOp(key, k.index(self.grad.keys), "uge")),
-                                    k.emit(arith.CmpiOp(query, k.index(self.grad.queries), "uge"))))  # fmt: skip
-        if self.grad.causal:
-            beyond = k.emit(arith.OrIOp(beyond, k.emit(arith.CmpiOp(key, query, "ugt"))))
-        return beyond
+        buffer, view = self.grad.buffers[name]
+        offset = query
+        for index, stride in zip(self.batch_ids, view.get_strides()[:-2]):
+            offset = k.add(offset, k.mul(index, k.index(stride)))
+        return buffer, [offset]
 
     def stat(self, name: str, query: SSAValue) -> SSAValue:
         """L or D of a query of this batch index (rows are padded to whole blocks: a row past
         the queries reads whatever is there, and is masked)."""
-        k = self.k
-        buffer, view = self.grad.buffers[name]
-        outer = view.get_strides()[:-2]
-        offset = query
-        for index, stride in zip(self.batch_ids, outer):
-            offset = k.add(offset, k.mul(index, k.index(stride)))
-        return k.emit(memref.LoadOp.get(buffer, [offset]))
+        return self.k.emit(memref.LoadOp.get(*self.stat_at(name, query)))
 
-    def store(self, name: str, sums: list[SSAValue], layout: MmaFragments, factor: float, extent: int) -> None:
+    def store(self, name: str, sums: list[SSAValue], factor: float, extent: int) -> None:
         """sums · factor, rounded, into this lane's rows of the output (rows < extent)."""
-        k = self.k
-        buffer, view = self.grad.buffers[name]
-        scale = constant(k, factor)
-        origin = [*self.batch_ids, k.index(0), k.index(0)]
-        for half in range(2):
-            def store(half=half) -> None:
-                for n, value in enumerate(sums):
-                    if (n % 4) // 2 != half:
-                        continue
-                    rounded = k.emit(arith.TruncFOp(k.emit(arith.MulfOp(value, scale)), view.element_type))
-                    indices = [*[k.index(0)] * len(self.batch_ids), self.rows[half], self.column(n)]
-                    k.emit(memref.StoreOp.get(rounded, buffer, [k.element_offset(view, origin, indices)]))
-
-            k.guarded(k.emit(arith.CmpiOp(self.rows[half], k.index(extent), "ult")), store)
+        scale = constant(self.k, factor)
+        store_rows(self.k, self.grad.buffers[name], sums, [scale, scale], self.rows, self.thread_in_group,
+                   self.batch_ids, extent)
 
     def blocks(self, size: int) -> SSAValue:
         return self.k.index(-(-size // BLOCK))
@@ -341,23 +296,14 @@ class Kernel:
         def body(masked: bool):
             def step(block: SSAValue, stage_row: SSAValue, state: list[SSAValue]) -> list[SSAValue]:
                 t = self.query_scores(q_fragments, keys, block, stage_row, masked)
-                largest, totals = state[:2], state[2:]
-                for half in range(2):
-                    mine = [t[n] for n in range(len(t)) if (n % 4) // 2 == half]
-                    row_max = butterfly(k, fold(k, mine, arith.MaximumfOp), 4, lambda a, b: k.emit(arith.MaximumfOp(a, b)))
-                    new = k.emit(arith.MaximumfOp(largest[half], row_max))
-                    finite = k.emit(arith.SelectOp(k.emit(arith.CmpfOp(new, minus_infinity, "oeq")), nothing, new))
-                    row_sum = fold(k, [k.emit(xmath.Exp2Op(k.emit(arith.SubfOp(value, finite)))) for value in mine], arith.AddfOp)
-                    correction = k.emit(xmath.Exp2Op(k.emit(arith.SubfOp(largest[half], finite))))
-                    totals[half] = k.emit(arith.AddfOp(k.emit(arith.MulfOp(totals[half], correction)), row_sum))
-                    largest[half] = new
+                largest, totals, _, _ = online_softmax_rows(k, t, state[:2], state[2:])
                 return [*largest, *totals]
 
             return step
 
         state = [minus_infinity, minus_infinity, nothing, nothing]
-        state = self.loop(k.index(0), unmasked, state, issue, body(False))
-        state = self.loop(unmasked, key_blocks, state, issue, body(True))
+        state = streamed_loop(k, k.index(0), unmasked, state, issue, body(False))
+        state = streamed_loop(k, unmasked, key_blocks, state, issue, body(True))
         ln2 = constant(k, log(2.0))
         for half in range(2):
             total = butterfly(k, state[2 + half], 4, lambda a, b: k.emit(arith.AddfOp(a, b)))
@@ -368,12 +314,7 @@ class Kernel:
         self.row_dots()
 
     def store_stat(self, name: str, query: SSAValue, value: SSAValue) -> None:
-        k = self.k
-        buffer, view = self.grad.buffers[name]
-        offset = query
-        for index, stride in zip(self.batch_ids, view.get_strides()[:-2]):
-            offset = k.add(offset, k.mul(index, k.index(stride)))
-        k.emit(memref.StoreOp.get(value, buffer, [offset]))
+        self.k.emit(memref.StoreOp.get(value, *self.stat_at(name, query)))
 
     def row_dots(self) -> None:
         """D = rowsum(dout ∘ out) of each warp's 16 rows, coalesced: a row at a time in groups
@@ -439,9 +380,9 @@ class Kernel:
             return step
 
         sums = [constant(k, 0.0)] * (4 * layout.tiles_n)
-        sums = self.loop(k.index(0), unmasked, sums, issue, body(False))
-        sums = self.loop(unmasked, key_blocks, sums, issue, body(True))
-        self.store("dq", sums, layout, grad.scale, grad.queries)
+        sums = streamed_loop(k, k.index(0), unmasked, sums, issue, body(False))
+        sums = streamed_loop(k, unmasked, key_blocks, sums, issue, body(True))
+        self.store("dq", sums, grad.scale, grad.queries)
 
     def dkv(self) -> None:
         k, grad = self.k, self.grad
@@ -487,6 +428,6 @@ class Kernel:
         sums = [constant(k, 0.0)] * (4 * (dk_layout.tiles_n + dv_layout.tiles_n))
         diagonal_end = k.emit(arith.MinUIOp(k.add(first, k.index(1)), query_blocks)) if grad.causal else None
         for lower, upper, masked in self.ranges(first, diagonal_end, grad.queries):
-            sums = self.loop(lower, upper, sums, issue, body(masked))
-        self.store("dk", sums[:4 * dk_layout.tiles_n], dk_layout, grad.scale, grad.keys)
-        self.store("dv", sums[4 * dk_layout.tiles_n:], dv_layout, 1.0, grad.keys)
+            sums = streamed_loop(k, lower, upper, sums, issue, body(masked))
+        self.store("dk", sums[:4 * dk_layout.tiles_n], grad.scale, grad.keys)
+        self.store("dv", sums[4 * dk_layout.tiles_n:], 1.0, grad.keys)
