@@ -22,6 +22,11 @@ The key blocks run in two loops: first those wholly inside the keys and (causal)
 the block's first query, unmasked, then the rest, masked. A causal block stops at the
 diagonal key block, and causal blocks are launched heaviest first. No scores leave the
 registers: the plan has no S x S workspace.
+
+The pieces of this kernel that do not depend on its part in attention (the streamed block
+loop, the copy issuer, a fragments from shared rows, score and p/ds products, the
+online-softmax row update, the mask, the row stores) are functions of their own: the
+backward's kernels (flash_attention_grad.py) are built from the same ones.
 """
 
 from __future__ import annotations
