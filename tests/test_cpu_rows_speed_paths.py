@@ -46,22 +46,25 @@ def test_softmax_in_place_and_fused_prologue():
         close_to_reference(text, [x], fusion=fusion)
 
 
+@pytest.mark.parametrize("columns", [4500, 100], ids=["long", "short"])
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
-def test_softmax_special_rows(name):
+def test_softmax_special_rows(name, columns):
     """A NaN or +inf anywhere in a row makes the whole row NaN; a row of -inf is NaN; -inf
     entries beside finite ones are probability 0 (log-probability -inf), also where a
-    whole first column tile is -inf (the online pass's maximum is still -inf there)."""
-    x = np.random.default_rng(5).standard_normal((6, 4500)).astype(np.float32)
-    x[0, 4400] = np.nan
+    whole first column tile is -inf (the online pass's maximum is still -inf there).
+    Short rows: the GPU's row lanes (a row on 16 lanes of a warp)."""
+    x = np.random.default_rng(5).standard_normal((6, columns)).astype(np.float32)
+    x[0, columns - 100] = np.nan
     x[1, 7] = np.inf
     x[2, :] = -np.inf
     x[3, ::3] = -np.inf
-    x[5, :4200] = -np.inf
+    x[5, : columns - 300 if columns > 300 else columns - 10] = -np.inf
     got = compile_for_test(single_op(f"graph.{name}", [(x.shape, "f32")], (x.shape, "f32"), "axis = 1 : i64"))(x)[0]
     assert np.isnan(got[:3]).all()
     assert (got[3, ::3] == (0 if name == "softmax" else -np.inf)).all()
     assert np.isfinite(got[3, 1::3]).all() and np.isfinite(got[4]).all()
-    assert (got[5, :4200] == (0 if name == "softmax" else -np.inf)).all() and np.isfinite(got[5, 4200:]).all()
+    cut = columns - 300 if columns > 300 else columns - 10
+    assert (got[5, :cut] == (0 if name == "softmax" else -np.inf)).all() and np.isfinite(got[5, cut:]).all()
     want = strata.interpret(single_op(f"graph.{name}", [(x.shape, "f32")], (x.shape, "f32"), "axis = 1 : i64"), x)[0]
     np.testing.assert_allclose(got[3:], want[3:], rtol=1e-5, atol=1e-7)
     if name == "softmax":
@@ -93,6 +96,53 @@ def test_normalize_long_rows(shape):
                                  "epsilon = 1.0e-05 : f64"), [x, gamma, beta], rtol=1e-5, atol=1e-5)
     close_to_reference(single_op("graph.rmsnorm", [(shape, "f32"), ((c,), "f32")], (shape, "f32")), [x, gamma],
                        rtol=1e-5, atol=1e-5)
+
+
+SHORT_ROWS = {
+    "softmax-17x33-f32": ("graph.softmax", (17, 33), "f32"),
+    "softmax-1x128-f64": ("graph.softmax", (1, 128), "f64"),
+    "softmax-3x5x40-f16": ("graph.softmax", (3, 5, 40), "f16"),
+    "log_softmax-33x64-bf16": ("graph.log_softmax", (33, 64), "bf16"),
+    "log_softmax-2049x128-f32": ("graph.log_softmax", (2049, 128), "f32"),
+    "layernorm-33x100-f32": ("graph.layernorm", (33, 100), "f32"),
+    "layernorm-7x64-bf16": ("graph.layernorm", (7, 64), "bf16"),
+    "rmsnorm-17x48-f64": ("graph.rmsnorm", (17, 48), "f64"),
+    "reduce_sum-65x33-f32": ("graph.reduce_sum", (65, 33), "f32"),
+    "reduce_max-9x40-i32": ("graph.reduce_max", (9, 40), "i32"),
+    "reduce_mean-3x7x60-f64": ("graph.reduce_mean", (3, 7, 60), "f64"),
+    "cross_entropy-33x100-f32": ("graph.cross_entropy", (33, 100), "f32"),
+}
+"""Rows shorter than the GPU's block (256 threads) but at least 8 lanes' worth: each row on
+8-32 lanes of one warp, reduced by shuffles into registers (reductions whose result is
+stored read it from a shared row instead)."""
+
+
+@pytest.mark.parametrize("case", list(SHORT_ROWS))
+def test_rows_shorter_than_the_block(case):
+    from strata.support.dtypes import NUMPY_DTYPES
+
+    name, shape, dtype = SHORT_ROWS[case]
+    rng = np.random.default_rng(len(case))
+    c, rows = shape[-1], shape[:-1]
+    x = (rng.standard_normal(shape) * 4 + 1).astype(NUMPY_DTYPES[dtype])
+    tight = dtype in ("f32", "f64", "i32")
+    if name in ("graph.softmax", "graph.log_softmax"):
+        text, inputs = single_op(name, [(shape, dtype)], (shape, dtype), "axis = -1 : i64"), [x]
+    elif name == "graph.layernorm":
+        gamma, beta = rng.standard_normal((2, c)).astype(NUMPY_DTYPES[dtype])
+        text = single_op(name, [(shape, dtype), ((c,), dtype), ((c,), dtype)], (shape, dtype), "epsilon = 1.0e-05 : f64")
+        inputs = [x, gamma, beta]
+    elif name == "graph.rmsnorm":
+        gamma = rng.standard_normal(c).astype(NUMPY_DTYPES[dtype])
+        text, inputs = single_op(name, [(shape, dtype), ((c,), dtype)], (shape, dtype)), [x, gamma]
+    elif name == "graph.cross_entropy":
+        labels = np.array([0, c - 1, *rng.integers(0, c, rows[0] - 2)], dtype=np.int64)
+        text, inputs = single_op(name, [(shape, dtype), ((rows[0],), "i64")], ((), dtype)), [x, labels]
+    else:
+        axis = len(shape) - 1
+        text = single_op(name, [(shape, dtype)], (rows, dtype), f"axes = array<i64: {axis}>")
+        inputs = [x if dtype != "i32" else (x * 100).astype(np.int32)]
+    close_to_reference(text, inputs, rtol=1e-5 if tight else 2**-7, atol=1e-6 if tight else 2**-7)
 
 
 def test_exp_range_edges():

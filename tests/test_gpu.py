@@ -199,7 +199,7 @@ def test_gpu_kernel_structure():
     "text, expected",
     [
         (single_op("graph.matmul", [((7, 17), "f32"), ((17, 33), "f32")], ((7, 33), "f32")), ["math.fma", "barrier0"]),
-        (single_op("graph.softmax", [((7, 33), "f32")], ((7, 33), "f32"), "axis = -1 : i64"), ["shfl.sync.bfly.f32", "barrier0"]),
+        (single_op("graph.softmax", [((33, 7), "f32")], ((33, 7), "f32"), "axis = -1 : i64"), ["shfl.sync.bfly.f32", "barrier0"]),
         (single_op("graph.reduce_sum", [((7, 33), "f64")], ((7,), "f64"), "axes = array<i64: 1>"), ["shfl.sync.bfly.i32"]),
     ],
     ids=["matmul", "softmax", "reduce_sum-f64"],

@@ -3,7 +3,7 @@
 In an mma.sync (or wgmma) accumulator fragment a lane holds pairs of horizontally adjacent
 cells: registers c0, c1 are (row, column) and (row, column + 1), c2, c3 the same eight rows
 down, with even columns. A 16-bit result (bf16/f16) of such a pair is one 32-bit word:
-packed with one `cvt.rn.{bf16x2,f16x2}.f32` (exact: both values are already 16-bit) and
+packed with one `cvt.rn.{bf16x2,f16x2}.f32` (the f32s they were rounded from, rounded the same way) and
 written with one `st.global.b32`, half the store instructions of element-wise stores and
 whole 4-byte words per lane. That needs every pair's first element at an even offset and
 the second inside the tile whenever the first is: a row-major destination (last stride 1),
@@ -61,7 +61,19 @@ def store_pairs(k, layout: MmaFragments, stores: Sequence[tuple], extents: Seque
 
 
 def pack(k, element, low: SSAValue, high: SSAValue) -> SSAValue:
-    """Two 16-bit values as one 32-bit word, `low` in the low half."""
-    widened = [k.emit(arith.ExtFOp(v, f32)) for v in (high, low)]
+    """Two 16-bit values as one 32-bit word, `low` in the low half. A value rounded from an
+    f32 is packed from that f32: the packing rounds it the same way (to nearest, ties to
+    even), and a separate f16 rounding (`cvt.rn.f16.f32`) of a wgmma accumulator register
+    makes ptxas serialize the kernel's wgmma instructions (its warning C7514: f16 matmuls
+    ran 15-25% slower than bf16 ones)."""
+    widened = [_unrounded(k, v) for v in (high, low)]
     instruction = "cvt.rn.bf16x2.f32" if isinstance(element, BFloat16Type) else "cvt.rn.f16x2.f32"
     return k.inline_ptx(instruction, widened, 1)[0]
+
+
+def _unrounded(k, value: SSAValue) -> SSAValue:
+    """The f32 that `value` was rounded from, else `value` widened to f32 (exact)."""
+    owner = value.owner
+    if isinstance(owner, arith.TruncFOp) and owner.input.type == f32:
+        return owner.input
+    return k.emit(arith.ExtFOp(value, f32))

@@ -27,7 +27,7 @@ from strata.dialects import tile, token
 from strata.dialects.tile_types import element_bytes
 from strata.lowering.tile_to_gpu import epilogue
 from strata.lowering.tile_to_gpu.barriers import Barriers, ordered_buffers
-from strata.lowering.tile_to_gpu.threads import ThreadMappedLowering
+from strata.lowering.tile_to_gpu.threads import WARP, ThreadMappedLowering
 from strata.lowering.tile_to_gpu.tiles import PartialsTile, RegisterTile, register_tile_in
 from strata.lowering.tile_to_loops.kernel import (
     LOWERINGS,
@@ -44,7 +44,6 @@ DEFAULT_BLOCK_SIZE = 256
 DEFAULT_MMA_BLOCK_SIZE = 128
 DEFAULT_MMA_STAGES = 4
 """Shared-memory stages of a tensor-core matmul's cp.async k loop (tensor_core_loop.py)."""
-WARP = 32
 SHARED_MEMORY_SPACE = 3
 SHARED_BYTES_LIMIT = 48 * 1024
 DYNAMIC_SHARED_LIMIT = 96 * 1024
@@ -145,6 +144,7 @@ class GpuKernelLowering(ThreadMappedLowering):
         self.bind_program_ids(block)
         self.lower_body()
         self.emit(func.ReturnOp())
+        self.drop_unread_shared()
         limit = WARPGROUP_SHARED_LIMIT if self.warpgroup_mma_used else DYNAMIC_SHARED_LIMIT
         if self.shared_bytes + self.dynamic_shared_bytes > limit:
             raise StrataError(
@@ -167,6 +167,29 @@ class GpuKernelLowering(ThreadMappedLowering):
             function.attributes["tile.error"] = StringAttr("; ".join(self.error_messages))
         self.carry_kernel_attributes(function)
         return function
+
+    def drop_unread_shared(self) -> None:
+        """Erases static shared buffers that are only written (the shared row of results a
+        row-lane reduction keeps for readers that all took the register instead), and the
+        guards their stores leave empty."""
+        for alloca in [op for op in self.entry.ops if isinstance(op, memref.AllocaOp)]:
+            uses = [use.operation for use in alloca.memref.uses]
+            if "gpu.dynamic_offset" in alloca.attributes or not self.is_shared(alloca.memref):
+                continue
+            if not all(isinstance(use, memref.StoreOp) and use.memref is alloca.memref for use in uses):
+                continue
+            for store in uses:
+                guard = store.parent_op()
+                store.detach()
+                store.erase()
+                if isinstance(guard, scf.IfOp) and not guard.results and all(
+                    isinstance(op, scf.YieldOp) for region in guard.regions for block in region.blocks for op in block.ops
+                ):
+                    guard.detach()
+                    guard.erase()
+            self.shared_bytes -= prod(alloca.memref.type.get_shape()) * element_bytes(alloca.memref.type.element_type)
+            alloca.detach()
+            alloca.erase()
 
     def lower_body(self) -> None:
         """The kernel's code after its prologue: its body, op by op."""

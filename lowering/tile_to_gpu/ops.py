@@ -24,7 +24,7 @@ from xdsl.ir import Block, Region, SSAValue
 from strata.dialects import tile, token
 from strata.dialects.graph_base import is_float
 from strata.support.errors import StrataError
-from strata.lowering.tile_builder import next_power_of_two, previous_power_of_two
+from strata.lowering.tile_builder import contiguous_strides, next_power_of_two, previous_power_of_two
 from strata.lowering.tile_to_gpu.kernel import GPU_LOWERINGS, NVVM_PREFIX, WARP, GpuKernelLowering
 from strata.lowering.tile_to_gpu.threads import RegionValues
 from strata.lowering.tile_to_gpu.tensor_core_loop import pipelined_loop
@@ -103,8 +103,55 @@ def butterfly(k: GpuKernelLowering, value: SSAValue, lanes: int, combine) -> SSA
 
 
 def _reduce(k: GpuKernelLowering, op: tile.ReduceOp) -> None:
-    if not _reduce_straight_line(k, op):
+    if not (_reduce_in_row_lanes(k, op) or _reduce_straight_line(k, op)):
         _reduce_in_groups(k, op)
+
+
+def _reduce_in_row_lanes(k: GpuKernelLowering, op: tile.ReduceOp) -> bool:
+    """A reduction of the last axis of a straight-line tile whose rows are shorter than the
+    block, each row on L lanes of one warp (ThreadMappedLowering.row_lanes): each thread
+    folds its elements of its row and a butterfly over the L lanes gives every one of them
+    the row's result, which straight-line code of the region reads from the register (its
+    element is cached under the result's key). The row's first lane also writes it to a
+    shared row of results (a PartialsTile of one part) for other readers; a reader that
+    takes it from there gets its barrier. False if the reduction does not apply."""
+    source = k.tile_of(op.input)
+    shape = tuple(op.input.type.get_shape())
+    lanes = k.row_lanes(shape)
+    if lanes is None or sorted({a % len(shape) for a in op.axes.get_values()}) != [len(shape) - 1]:
+        return False
+    out_shape = tuple(op.result.type.get_shape())
+    element_type = op.result.type.element_type
+    kind = op.kind.data
+    combine = combiner(k, kind, element_type)
+    scratch = k.shared_alloca([prod(out_shape)], element_type)
+    result = PartialsTile(scratch, 1, out_shape, combine, [*source.extents[:-1], k.index(1)])
+
+    def per_thread() -> None:
+        total, row_inside = None, None
+        for iteration in range(k.straight_line_iterations(shape)):
+            indices, inside = k.element_indices(shape, source.extents, iteration)
+            value = k.read(source, indices)
+            if inside is not None:
+                value = k.emit(arith.SelectOp(inside, value, neutral(k, element_type, kind)))
+            if iteration == 0:  # column 0: inside exactly when the row is
+                row, row_inside = indices[:-1], inside
+            total = value if total is None else combine(total, value)
+        total = butterfly(k, total, lanes, combine)
+        out_indices = [*row, k.index(0)]
+        k.element_cache[k.keys.element_key(result, out_indices)] = total
+        slot = k.index(0)
+        for index, stride in zip(row, contiguous_strides(out_shape)):
+            slot = k.add(slot, k.mul(index, k.index(stride)))
+        first_lane = k.emit(arith.CmpiOp(k.emit(arith.RemUIOp(k.thread, k.index(lanes))), k.index(0), "eq"))
+        k.note_write(scratch, (), None)
+        writes = k.all_of([first_lane] + ([row_inside] if row_inside is not None else []))
+        k.guarded(writes, lambda: k.emit(memref.StoreOp.get(total, scratch, [slot])))
+
+    code, accesses = k.block_code(per_thread, straight_line=True)
+    k.place_inline(code, accesses)
+    k.values[op.result] = result
+    return True
 
 
 def _reduce_straight_line(k: GpuKernelLowering, op: tile.ReduceOp) -> bool:
@@ -120,6 +167,8 @@ def _reduce_straight_line(k: GpuKernelLowering, op: tile.ReduceOp) -> bool:
     out_shape = tuple(op.result.type.get_shape())
     axes = sorted({a % len(shape) for a in op.axes.get_values()})
     iterations = k.straight_line_iterations(shape)
+    if k.row_lanes(shape) is not None:  # not the block-strided order the folds below assume
+        return False
     block = k.block_size
     reduced = prod(shape[a] for a in axes)
     # Rows shorter than the block span several warps per element column: lane groups fold

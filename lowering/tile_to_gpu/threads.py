@@ -22,6 +22,10 @@ from strata.support.errors import StrataError
 
 UNROLL_LIMIT = 16
 """Thread loops with at most this many elements per thread become straight-line code."""
+WARP = 32
+MIN_ROW_LANES = 8
+"""The fewest lanes that share a row in straight-line code (row_lanes): eight f32 lanes read
+one whole 32-byte sector of a row per load."""
 MMA_VECTOR = 4
 """Elements of a micro-tile row read together (one 16-byte shared load of f32)."""
 
@@ -235,7 +239,12 @@ class ThreadMappedLowering(KernelLowering):
         key = (shape, tuple(self.keys.extent_key(e, size) for e, size in zip(extents, shape)), iteration)
         if key not in self.region.indices:
             first = iteration * self.block_size
-            if len(shape) > 1 and shape[-1] % self.block_size == 0:
+            lanes = self.row_lanes(shape)
+            if lanes is not None:
+                row, lane = self.row_and_lane(shape, lanes)
+                column = self.add(lane, self.index(iteration * lanes)) if iteration else lane
+                indices = [*row, column]
+            elif len(shape) > 1 and shape[-1] % self.block_size == 0:
                 # The block covers part of one row: the leading indices are constants.
                 column = self.add(self.thread, self.index(first % shape[-1])) if first % shape[-1] else self.thread
                 indices = [*(self.index(i) for i in unravel(first // shape[-1], shape[:-1])), column]
@@ -243,6 +252,28 @@ class ThreadMappedLowering(KernelLowering):
                 indices = self.delinearize(self.add(self.thread, self.index(first)), shape)
             inside = self.clamp(indices, extents, shape)
             self.region.indices[key] = (indices, inside)
+        return self.region.indices[key]
+
+    def row_lanes(self, shape: Sequence[int]) -> int | None:
+        """Lanes per row when straight-line code over `shape` gives every thread elements of
+        one row only: rows shorter than the block, split over L consecutive threads (L at
+        least MIN_ROW_LANES and dividing a warp), lane l of them taking columns l, l + L, ...
+        A row reduction is then a butterfly over L lanes with no shared memory, and the row
+        stays in registers from its reductions to its store. None: the block-strided order
+        (element tid + iteration * block)."""
+        iterations = self.straight_line_iterations(shape)
+        if iterations is None or len(shape) < 2 or shape[-1] >= self.block_size or shape[-1] % iterations:
+            return None
+        lanes = shape[-1] // iterations
+        return lanes if lanes >= MIN_ROW_LANES and WARP % lanes == 0 else None
+
+    def row_and_lane(self, shape: Sequence[int], lanes: int) -> tuple[list[SSAValue], SSAValue]:
+        """This thread's row (indices of the leading axes) and lane in it (row_lanes), made
+        once per region."""
+        key = ("row lanes", tuple(shape))
+        if key not in self.region.indices:
+            row = self.delinearize(self.emit(arith.DivUIOp(self.thread, self.index(lanes))), shape[:-1])
+            self.region.indices[key] = (row, self.emit(arith.RemUIOp(self.thread, self.index(lanes))))
         return self.region.indices[key]
 
     def clamp(self, indices: list[SSAValue], extents: Sequence[SSAValue], shape: Sequence[int]) -> SSAValue | None:

@@ -1,20 +1,23 @@
 // lower-tile-to-gpu: every tile.kernel becomes a func.func with gpu.kernel. The tile grid is
 // the CUDA grid (block = begin + ctaid.x, delinearized into the program ids) and the block's
-// threads cooperate on each tile. Four kernels, split into files with --split-input-file:
+// threads cooperate on each tile. Five kernels, split into files with --split-input-file:
 //
 // 1. A fused elementwise kernel: 2x1024 tiles, 8 elements per thread, so straight-line code
 //    (element tid + k * 256, last axis fastest: coalesced; the row of each element is a
 //    constant); reads clamp their indices into the valid extent of edge tiles, stores are
 //    guarded by an scf.if. No shared memory, no barriers. Its PTX has global loads/stores, libdevice's expf, IEEE mul/add unless
 //    fuse-fma ran (then fma.rn.f32).
-// 2. A softmax: reductions write shared-memory tiles (memory space 3) through warp shuffles
-//    (shfl.sync.bfly), and a barrier stands only where a thread reads what another wrote.
-// 3. A matmul with a k loop (100 = 4 tiles of 32), in 32x32 output tiles (small: at least
+// 2. A softmax of rows shorter than the block: each row on 8 lanes of a warp, reduced by
+//    warp shuffles (shfl.sync.bfly) into registers; no shared memory, no barriers.
+// 3. A softmax of rows too short for 8 lanes: reductions write shared-memory tiles (memory
+//    space 3) through warp shuffles, and a barrier stands only where a thread reads what
+//    another wrote.
+// 4. A matmul with a k loop (100 = 4 tiles of 32), in 32x32 output tiles (small: at least
 //    132 tiles are wanted, one per SM): a and b staged k-major in shared memory, each of the
 //    128 threads owns a 2x4 micro-tile of the accumulator, carried in registers through the
 //    k loop (math.fma) and stored from there; 2 barriers (operands staged -> read; read ->
 //    restaged in the next iteration) against 3 naive ones.
-// 4. A softmax over 5000-wide rows (3 chunks of 2048: the running max and sum are loop-carried
+// 5. A softmax over 5000-wide rows (3 chunks of 2048: the running max and sum are loop-carried
 //    shared tiles, taken in one online pass, then the write pass): 3 dependency-placed
 //    barriers against 7 with barriers=naive (a barrier before and after every shared-memory
 //    write).
@@ -98,15 +101,59 @@ func.func @softmax(%x: tensor<17x33xf32>) -> tensor<17x33xf32> {
   func.return %0 : tensor<17x33xf32>
 }
 
+// Rows shorter than the block (32 x 64 tiles, 8 elements per thread): each row lives on 8
+// lanes of one warp, so the row is loaded once into registers, each reduction is a
+// butterfly over offsets 4, 2, 1 that leaves the row's result in all 8 lanes, and nothing
+// goes through shared memory: no barriers.
 // CHECK-LABEL: func.func @softmax_softmax_0(
+// CHECK-SAME:    gpu.shared_bytes = 0 : i64, gpu.barriers = 0 : i64
+// CHECK-NOT:     memref.alloca
+// CHECK-COUNT-8: memref.load %0
+// CHECK-NOT:     memref.load
+// CHECK:         func.call @llvm.nvvm.shfl.sync.bfly.f32
+// CHECK:         func.call @llvm.nvvm.shfl.sync.bfly.f32
+// CHECK:         func.call @llvm.nvvm.shfl.sync.bfly.f32
+// CHECK-NOT:     memref.load
+// CHECK-COUNT-8: math.exp
+// CHECK-NOT:     math.exp
+// CHECK:         func.call @llvm.nvvm.shfl.sync.bfly.f32
+// CHECK:         func.call @llvm.nvvm.shfl.sync.bfly.f32
+// CHECK:         func.call @llvm.nvvm.shfl.sync.bfly.f32
+// CHECK-NOT:     math.exp
+// CHECK:         arith.divf
+// CHECK-NOT:     arith.divf
+// The stores are guarded (rows 17.. and columns 33.. of the tile are outside).
+// CHECK:         scf.if
+// CHECK-NEXT:      memref.store
+// CHECK-NOT:     func.call @llvm.nvvm.barrier0()
+// CHECK:         func.return
+// barriers=naive still puts one after each shared row of results, written before the
+// lowering finds that no reader takes it from there.
+// NAIVE-LABEL: func.func @softmax_softmax_0(
+// NAIVE-SAME:    gpu.shared_bytes = 0 : i64, gpu.barriers = 2 : i64
+
+// PTX-LABEL: .visible .entry softmax_softmax_0(
+// PTX:       shfl.sync.bfly.b32
+// PTX-NOT:   bar.sync
+// PTX:       ret;
+
+// -----
+
+func.func @short_rows(%x: tensor<33x7xf32>) -> tensor<33x7xf32> {
+  %0 = "graph.softmax"(%x) <{axis = -1 : i64}> : (tensor<33x7xf32>) -> tensor<33x7xf32>
+  func.return %0 : tensor<33x7xf32>
+}
+
+// CHECK-LABEL: func.func @short_rows_softmax_0(
 // CHECK-SAME:    gpu.barriers = 2 : i64
-// CHECK-COUNT-2: memref.alloca() {alignment = 16 : i64} : memref<32x1xf32, 3 : i64>
-// The max: 8 lanes per row fold strided slices, then a butterfly over offsets 4, 2, 1.
+// CHECK-COUNT-2: memref.alloca() {alignment = 16 : i64} : memref<64x1xf32, 3 : i64>
+// Rows of 7 (64 x 8 tiles, 2 elements per thread) are too short to give a row 8 lanes:
+// the max: 4 lanes per row fold strided slices, then a butterfly over offsets 2, 1.
 // CHECK:         scf.for
 // CHECK:           arith.maximumf {{.*}} fastmath<reassoc> : f32
 // CHECK:           func.call @llvm.nvvm.shfl.sync.bfly.f32({{.*}}) : (i32, f32, i32, i32) -> f32
 // CHECK:           func.call @llvm.nvvm.shfl.sync.bfly.f32
-// CHECK:           func.call @llvm.nvvm.shfl.sync.bfly.f32
+// CHECK-NOT:       func.call @llvm.nvvm.shfl.sync.bfly.f32
 // CHECK:           memref.store {{%[0-9]+}}, [[MAX:%[0-9]+]][
 // CHECK:         func.call @llvm.nvvm.barrier0() : () -> ()
 // The sum reads the max written by other lanes (after the barrier).
@@ -116,7 +163,7 @@ func.func @softmax(%x: tensor<17x33xf32>) -> tensor<17x33xf32> {
 // CHECK:           arith.addf {{.*}} fastmath<reassoc> : f32
 // CHECK:           memref.store {{%[0-9]+}}, [[SUM:%[0-9]+]][
 // CHECK:         func.call @llvm.nvvm.barrier0() : () -> ()
-// The normalization: straight-line code, 8 elements per thread, stores guarded.
+// The normalization: straight-line code, 2 elements per thread, stores guarded.
 // CHECK-NOT:     scf.for
 // CHECK:         memref.load [[MAX]]
 // CHECK:         math.exp
@@ -126,10 +173,10 @@ func.func @softmax(%x: tensor<17x33xf32>) -> tensor<17x33xf32> {
 // CHECK-NEXT:      memref.store
 // CHECK-NOT:     func.call @llvm.nvvm.barrier0()
 // CHECK:         func.return
-// NAIVE-LABEL: func.func @softmax_softmax_0(
+// NAIVE-LABEL: func.func @short_rows_softmax_0(
 // NAIVE-SAME:    gpu.barriers = 2 : i64
 
-// PTX-LABEL: .visible .entry softmax_softmax_0(
+// PTX-LABEL: .visible .entry short_rows_softmax_0(
 // PTX:       shfl.sync.bfly.b32
 // PTX:       bar.sync 0;
 // PTX:       bar.sync 0;
