@@ -41,8 +41,9 @@ def ptxas(ptx: str, arch: str) -> None:
         f.flush()
         result = subprocess.run([PTXAS, f"-arch={arch}", f.name, "-o", os.devnull], capture_output=True, text=True)
     assert result.returncode == 0, f"ptxas -arch={arch} rejected the PTX:\n{result.stderr}\n{ptx}"
-    # e.g. C7514: wgmma instructions serialized because other instructions read their accumulators
-    assert "Potential Performance Loss" not in result.stderr, result.stderr
+    # C75xx: ptxas serialized wgmma instructions (C7514: other instructions read their
+    # accumulators) or injected warpgroup.arrive (C7519: their a registers changed late)
+    assert "Potential Performance Loss" not in result.stderr and "(C75" not in result.stderr, result.stderr
 
 
 def compile_for_test(text: str, **options):

@@ -74,6 +74,39 @@ def test_flash_ptx_is_accepted_by_ptxas(arch):
         ptxas(ptx, arch)
 
 
+def lower_for_sm90(text: str):
+    module = strata.parse_module(text)
+    run_pipeline(module, GpuPipelinePass(warpgroup_mma=True).steps())
+    return module
+
+
+WARPGROUP_HEADS = [case for case, (q, _, v, _, _) in CASES.items() if q[-1] in (64, 128) and v[-1] in (64, 128)]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_warpgroup_flash_takes_heads_of_64_and_128(case):
+    """On sm_90 (warpgroup_mma) heads of 64 and 128 run on wgmma, p v with p from registers;
+    other heads keep the mma.sync kernel."""
+    lowered = str(lower_for_sm90(attention(*CASES[case])))
+    if case in WARPGROUP_HEADS:
+        assert "ptx.wgmma.mma_async" in lowered and ".n_major.a_registers" in lowered and "ldmatrix" not in lowered
+    else:
+        assert "ptx.wgmma" not in lowered and "ptx.mma.sync.aligned.m16n8k16" in lowered
+
+
+@needs_ptx_tools
+@pytest.mark.parametrize("p16", [False, True], ids=["p-split", "p16"])
+@pytest.mark.parametrize("case", WARPGROUP_HEADS)
+def test_warpgroup_flash_ptx_is_accepted_by_ptxas(case, p16):
+    from strata.lowering.nvvm.translate import module_to_ptx
+
+    module = strata.parse_module(attention(*CASES[case]))
+    run_pipeline(module, GpuPipelinePass(warpgroup_mma=True, allow_16bit_attention_p=p16).steps())
+    ptx = module_to_ptx(module, "sm_90")[1]
+    assert ".target sm_90a" in ptx and "wgmma.mma_async.sync.aligned.m64n64k16" in ptx
+    ptxas(ptx, "sm_90a")  # no performance warning: no wgmma serialized, no warpgroup.arrive injected
+
+
 @needs_gpu
 @pytest.mark.parametrize("p16", [False, True], ids=["p-split", "p16"])
 @pytest.mark.parametrize("case", list(CASES))

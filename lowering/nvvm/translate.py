@@ -267,6 +267,15 @@ def wgmma_template(n: int, kind: str, m_major: bool, n_major: bool) -> str:
             f"{int(m_major)}, {int(n_major)};")
 
 
+def wgmma_registers_a_template(n: int, kind: str, n_major: bool) -> str:
+    """d += a @ b with a's fragment in four 32-bit registers $d .. $d+3 (mma.sync's a layout
+    per warp) and b from the descriptor $d+4 (N-major when `n_major`)."""
+    d = n // 2
+    registers = ",".join(f"${i}" for i in range(d))
+    return (f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind} {{{registers}}}, "
+            f"{{${d},${d + 1},${d + 2},${d + 3}}}, ${d + 4}, 1, 1, 1, {int(n_major)};")
+
+
 INLINE_PTX = {
     "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32": mma_template("bf16"),
     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32": mma_template("f16"),
@@ -289,6 +298,8 @@ INLINE_PTX = {
     **{f"wgmma.wait_group.sync.aligned.{n}": f"wgmma.wait_group.sync.aligned {n};" for n in range(2)},
     **{wgmma_instruction(n, kind, m_major, n_major): wgmma_template(n, kind, m_major, n_major)
        for n in range(8, 257, 8) for kind in ("bf16", "f16") for m_major in (False, True) for n_major in (False, True)},
+    **{wgmma_instruction(n, kind, False, n_major) + ".a_registers": wgmma_registers_a_template(n, kind, n_major)
+       for n in range(8, 257, 8) for kind in ("bf16", "f16") for n_major in (False, True)},
 }  # fmt: skip
 """The PTX a call of @ptx.<name> stands for: $n are its results, then its operands (an
 address is an i32 in shared memory, an index (i64) in global memory)."""

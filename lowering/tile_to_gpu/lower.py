@@ -82,7 +82,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from strata.dialects import tile
-from strata.lowering.tile_to_gpu import flash_attention, flash_attention_grad, warpgroup_loop
+from strata.lowering.tile_to_gpu import flash_attention, flash_attention_grad, flash_attention_wgmma, warpgroup_loop
 # ops and mma are imported for their registrations in GPU_LOWERINGS.
 from strata.lowering.tile_to_gpu import mma, ops  # noqa: F401
 from strata.lowering.tile_to_gpu.kernel import (
@@ -137,7 +137,8 @@ class LowerTileToGpuPass(ModulePass):
             warpgroup_threads = self.warpgroup_mma and has_mma and warpgroup_loop.warpgroup_threads(kernel)
             options = (self.barriers == "naive", self.mma_stages, self.tf32)
             if flash_attention.MARK in kernel.attributes:
-                lowering = flash_attention.FlashAttentionLowering(kernel, *options, p16=self.attention_p16)
+                flash = flash_attention_wgmma.WarpgroupFlashLowering if self.warpgroup_mma else flash_attention.FlashAttentionLowering
+                lowering = flash(kernel, *options, p16=self.attention_p16)
             elif flash_attention_grad.MARK in kernel.attributes:
                 lowering = flash_attention_grad.FlashAttentionGradLowering(kernel, *options, p16=self.attention_p16)
             elif warpgroup_threads:

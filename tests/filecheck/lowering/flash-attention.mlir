@@ -8,11 +8,16 @@
 // Two key-block loops: the blocks wholly left of the diagonal and inside the keys take no
 // mask, the rest compare keys with the end and the query rows. exp2 of scores pre-scaled
 // by scale · log2(e). gpu-pipeline{allow_16bit_attention_p=true} rounds p to one bf16
-// fragment: half the p v products.
+// fragment: half the p v products. gpu-pipeline{warpgroup_mma=true} (sm_90) runs the same
+// kernel on wgmma: q and the k/v stages in the 128-byte swizzled layout from a 1024-aligned
+// base (40 KiB plus 1008 bytes of alignment slack), copies fenced for the async proxy before
+// the block's barrier, q kᵀ as 4 m64n64k16 products from descriptors, p v as 8 products
+// with p's fragments from registers (high and low) and v N-major, each group waited for.
 // f32 attention keeps the three kernels (scores, softmax, values).
 // RUN: strata-opt %s -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 flash_attention=true fused_attention=false}" | filecheck %s --check-prefix=TILE
 // RUN: strata-opt %s -p gpu-pipeline | filecheck %s
 // RUN: strata-opt %s -p "gpu-pipeline{allow_16bit_attention_p=true}" | filecheck %s --check-prefix=P16
+// RUN: strata-opt %s -p "gpu-pipeline{warpgroup_mma=true}" | filecheck %s --check-prefix=WGMMA
 
 func.func @flash(%q: tensor<2x100x64xbf16>, %k: tensor<2x100x64xbf16>, %v: tensor<2x100x64xbf16>) -> tensor<2x100x64xbf16> {
   %o = graph.attention %q, %k, %v {scale = 0.125 : f64, causal = true} : (tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>) -> tensor<2x100x64xbf16>
@@ -69,3 +74,34 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // CHECK-LABEL: func.func @wide_attention_scores_0
 // CHECK-LABEL: func.func @wide_attention_softmax_1
 // CHECK-LABEL: func.func @wide_attention_values_2
+
+// WGMMA-LABEL: func.func @flash_attention_0
+// WGMMA-SAME:    gpu.block_size = 128
+// WGMMA-SAME:    gpu.dynamic_shared_bytes = 41968
+// WGMMA-SAME:    gpu.barriers = 2
+// WGMMA-SAME:    gpu.warpgroup_mma
+// WGMMA-NOT:     ldmatrix
+// WGMMA:         scf.for
+// WGMMA:           func.call @ptx.cp.async.wait_group.0()
+// WGMMA-NEXT:      func.call @"ptx.fence.proxy.async.shared::cta"()
+// WGMMA-NEXT:      func.call @llvm.nvvm.barrier0()
+// WGMMA:           func.call @ptx.wgmma.fence.sync.aligned()
+// WGMMA-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16(
+// WGMMA-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
+// WGMMA-NEXT:      func.call @ptx.wgmma.wait_group.sync.aligned.0.x32(
+// WGMMA-NOT:       arith.cmpi uge
+// WGMMA:           math.exp2
+// WGMMA:           func.call @ptx.wgmma.fence.sync.aligned()
+// WGMMA-COUNT-8:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.n_major.a_registers(
+// WGMMA-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
+// WGMMA-NEXT:      func.call @ptx.wgmma.wait_group.sync.aligned.0.x32(
+// WGMMA:           scf.yield
+// WGMMA:         scf.for
+// WGMMA-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16(
+// WGMMA:           arith.cmpi uge
+// WGMMA:           arith.cmpi ugt
+// WGMMA:           math.exp2
+// WGMMA-COUNT-8:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.n_major.a_registers(
+// WGMMA:           scf.yield
+// WGMMA:         func.call @llvm.nvvm.shfl.sync.bfly.f32
+// WGMMA:         memref.store %{{.*}} : memref<12800xbf16>

@@ -1,0 +1,197 @@
+"""graph.attention's flash kernel on sm_90's warpgroup tensor cores (`wgmma.mma_async`).
+
+`lower-tile-to-gpu{warpgroup_mma=true}` lowers a kernel marked `tile.flash_attention`
+(flash_attention.py) here when q/k and v heads are 64 or 128: the same online softmax in
+the same registers, with the products on the warpgroup instruction instead of mma.sync.
+One warpgroup (4 warps, 128 threads) per 64 queries, as in the mma.sync kernel, whose
+fragment layout the wgmma accumulator repeats along n (warp w owns rows 16w .. 16w + 15), so
+the masking, the online softmax and the output stores are that kernel's own functions.
+
+    q (64 x D), k and v blocks (64 x D, 64 x Dv; two stages, copies of block j + 1 in flight)
+      -> shared memory in the 128-byte swizzled layout (warpgroup_loop.py): strips of 64
+         columns, each 64 rows of 128 bytes, chunk c of row r at c ^ (r % 8)
+    per key block:
+      cp.async.wait_group 0; fence.proxy.async; bar.sync; copies of block j + 1
+      s = q kᵀ:  D / 16 x wgmma m64n64k16, q and k from descriptors (both K-major)
+      online softmax of t = scale · log2(e) · s (masked where needed), o *= 2^(m - m')
+      o += p v:  4 x wgmma m64nDvk16, p from registers (its accumulator fragments are the
+                 instruction's a fragments), v from a descriptor (N-major: the transpose bit)
+
+Every group of products is waited for before its registers are read, and the copies into
+a stage are issued a block after the products that read it were waited for. cp.async
+writes through the generic proxy and wgmma reads through the async one: each thread fences
+its landed copies before the barrier.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import f32
+from xdsl.ir import SSAValue
+
+from strata.dialects.tile_types import element_bytes
+from strata.lowering.tile_to_gpu.flash_attention import (
+    KEYS,
+    LOG2_E,
+    QUERIES,
+    Flash,
+    FlashAttentionLowering,
+    constant,
+    copy_issuer,
+    masked_scores,
+    online_softmax_rows,
+    operand,
+    p_fragments,
+    store_output,
+    streamed_loop,
+)
+from strata.lowering.tile_to_gpu.fragments import MmaFragments
+from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
+from strata.lowering.tile_to_gpu.ops import butterfly
+from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies
+from strata.lowering.tile_to_gpu.warpgroup_loop import (
+    ATOM_BYTES,
+    K_TILE,
+    ROW_BYTES,
+    descriptor,
+    n_major_target,
+    wait_for_products,
+    wgmma_instruction,
+)
+
+HEADS = (64, 128)
+"""q/k and v heads of this kernel: whole 128-byte rows of 16-bit elements."""
+STEP_BYTES = 32
+"""Bytes of one k16 step along a swizzled row."""
+
+
+class WarpgroupFlashLowering(FlashAttentionLowering):
+    """The flash kernel on the warpgroup mma where its heads fit (HEADS), else the mma.sync one."""
+
+    def __init__(self, kernel, *options, p16: bool = False):
+        super().__init__(kernel, *options, p16=p16)
+        self.warpgroup_mma = True
+
+    def lower_body(self) -> None:
+        depth, width = self.flash.q[1].get_shape()[-1], self.flash.v[1].get_shape()[-1]
+        if depth in HEADS and width in HEADS:
+            self.warpgroup_mma_used = True
+            warpgroup_flash_kernel(self, self.flash)
+        else:
+            super().lower_body()
+
+
+class SwizzledTiles:
+    """The kernel's shared memory: q, then two stages of k, then two of v, each a tile of
+    64 rows in strips of 64 swizzled columns, from a 1024-aligned base."""
+
+    def __init__(self, k: GpuKernelLowering, element, depth: int, width: int):
+        self.k = k
+        self.q_bytes = QUERIES * depth * 2
+        self.k_stage_bytes = KEYS * depth * 2
+        self.v_stage_bytes = KEYS * width * 2
+        total = self.q_bytes + 2 * (self.k_stage_bytes + self.v_stage_bytes)
+        slack = ATOM_BYTES - 16  # the buffer starts 16-aligned; its first atom 1024-aligned
+        buffer = k.shared_alloca([(total + slack) // element_bytes(element)], element, dynamic=True)
+        start = k.emit(memref.ExtractAlignedPointerAsIndexOp.get(buffer))
+        self.q = k.mul(k.emit(arith.DivUIOp(k.add(start, k.index(slack)), k.index(ATOM_BYTES))), k.index(ATOM_BYTES))
+
+    def keys(self, stage: SSAValue) -> SSAValue:
+        return self.k.add(self.q, self.k.add(self.k.index(self.q_bytes), self.k.mul(stage, self.k.index(self.k_stage_bytes))))
+
+    def values(self, stage: SSAValue) -> SSAValue:
+        first = self.q_bytes + 2 * self.k_stage_bytes
+        return self.k.add(self.q, self.k.add(self.k.index(first), self.k.mul(stage, self.k.index(self.v_stage_bytes))))
+
+
+def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
+    *batch_ids, query_block = k.program_ids
+    element = flash.q[1].element_type
+    queries, depth = flash.q[1].get_shape()[-2:]
+    keys, width = flash.v[1].get_shape()[-2:]
+    zero = k.index(0)
+    q = operand(k, flash.q, QUERIES, [*batch_ids, query_block, zero])
+    keys_operand = operand(k, flash.k, KEYS, [*batch_ids, None, zero])
+    values = operand(k, flash.v, KEYS, [*batch_ids, None, zero])
+    tiles = SwizzledTiles(k, element, depth, width)
+
+    blocks = k.index(-(-keys // KEYS))
+    if flash.causal:  # query block b sees key blocks 0 .. b (QUERIES == KEYS)
+        blocks = k.emit(arith.MinUIOp(k.add(query_block, k.index(1)), blocks))
+
+    def target(stream: Operand, stage: SSAValue):
+        return n_major_target(k, tiles.keys(stage) if stream is keys_operand else tiles.values(stage), KEYS)
+
+    issue = copy_issuer(k, [keys_operand, values], blocks, target)
+    issue_copies(k, q, zero, n_major_target(k, tiles.q, QUERIES))
+    k.inline_ptx("cp.async.commit_group", [])
+    issue(zero, zero)
+
+    scores = MmaFragments((QUERIES, KEYS), 4, 1)
+    output = MmaFragments((QUERIES, width), 4, 1)
+    warp_row, _, group, thread_in_group = scores.lane_origin(k)
+    first_row = k.add(k.mul(query_block, k.index(QUERIES)), k.add(warp_row, group))
+    rows = [first_row, k.add(first_row, k.index(8))]
+
+    def step(block: SSAValue, stage_row: SSAValue, carried: list[SSAValue], masked: bool) -> list[SSAValue]:
+        stage = k.emit(arith.DivUIOp(stage_row, k.index(KEYS)))
+        s = score_products(k, element, tiles, stage, depth)
+        scale = constant(k, flash.scale * LOG2_E)
+        s = [k.emit(arith.MulfOp(value, scale)) for value in s]
+        if masked:
+            s = masked_scores(k, flash, s, block, rows, thread_in_group)
+        new_largest, new_totals, probabilities, corrections = online_softmax_rows(k, s, carried[:2], carried[2:4])
+        acc = [k.emit(arith.MulfOp(value, corrections[(n % 4) // 2])) for n, value in enumerate(carried[4:])]
+        acc = value_products(k, element, flash.p16, probabilities, tiles.values(stage), width, acc)
+        return [*new_largest, *new_totals, *acc]
+
+    minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
+    state = [minus_infinity, minus_infinity, nothing, nothing] + [nothing] * (4 * output.tiles_n)
+    unmasked = k.index(keys // KEYS)
+    if flash.causal:
+        unmasked = k.emit(arith.MinUIOp(query_block, unmasked))
+    for lower, upper, masked in ((zero, unmasked, False), (unmasked, blocks, True)):
+        state = streamed_loop(k, lower, upper, state, issue,
+                              lambda block, row, carried, masked=masked: step(block, row, carried, masked),
+                              async_proxy=True)
+    totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in state[2:4]]
+    store_output(k, flash, state[4:], totals, rows, thread_in_group, batch_ids, queries, output)
+
+
+def score_products(k: GpuKernelLowering, element, tiles: SwizzledTiles, stage: SSAValue, depth: int) -> list[SSAValue]:
+    """s = q kᵀ of the stage's key block: the warpgroup's [64 x 64] accumulator, D / 16
+    products with both operands K-major (k16 step i: strip i // 4, 32 bytes per step in it)."""
+    keys_base = tiles.keys(stage)
+    sums = [constant(k, 0.0)] * (KEYS // 2)
+    instruction = wgmma_instruction(KEYS, element, False, False)
+    k.inline_ptx("wgmma.fence.sync.aligned", [])
+    steps_per_strip = K_TILE // 16
+    for step in range(depth // 16):
+        strip, inside = divmod(step, steps_per_strip)
+        q_at = k.add(tiles.q, k.index(strip * QUERIES * ROW_BYTES + inside * STEP_BYTES))
+        k_at = k.add(keys_base, k.index(strip * KEYS * ROW_BYTES + inside * STEP_BYTES))
+        sums = k.inline_ptx(instruction, [descriptor(k, q_at, 16, ATOM_BYTES), descriptor(k, k_at, 16, ATOM_BYTES), *sums],
+                            len(sums), f32)
+    k.inline_ptx("wgmma.commit_group.sync.aligned", [])
+    return wait_for_products(k, 0, sums)
+
+
+def value_products(k: GpuKernelLowering, element, p16: bool, p: list[SSAValue], values_base: SSAValue, width: int,
+                   acc: list[SSAValue]) -> list[SSAValue]:
+    """acc + p v: per 16 keys, p's a fragments from registers (one, or high and low: see
+    flash_attention.p_fragments) times v's 16 rows, N-major (strips of 64 columns KEYS rows
+    of 128 bytes apart)."""
+    instruction = wgmma_instruction(width, element, False, True) + ".a_registers"
+    products = []
+    for step in range(KEYS // 16):
+        pairs = [(p[8 * step + n], p[8 * step + n + 1]) for n in (0, 2, 4, 6)]
+        v_at = k.add(values_base, k.index(step * 16 * ROW_BYTES))
+        v_descriptor = descriptor(k, v_at, KEYS * ROW_BYTES, ATOM_BYTES)
+        products += [(fragment, v_descriptor) for fragment in p_fragments(k, element, p16, pairs)]
+    # Every a fragment is written before the fence: registers a wgmma reads must not change
+    # after it (ptxas would otherwise insert a warpgroup.arrive before each product).
+    k.inline_ptx("wgmma.fence.sync.aligned", [])
+    for fragment, v_descriptor in products:
+        acc = k.inline_ptx(instruction, [*fragment, v_descriptor, *acc], len(acc), f32)
+    k.inline_ptx("wgmma.commit_group.sync.aligned", [])
+    return wait_for_products(k, 0, acc)
