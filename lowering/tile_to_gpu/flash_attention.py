@@ -43,7 +43,8 @@ from xdsl.ir import Block, Region, SSAValue
 from strata.dialects import tile
 from strata.dialects.tile_types import TensorViewType
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind
-from strata.lowering.tile_to_gpu.kernel import WARP, GpuKernelLowering
+from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
+from strata.lowering.tile_to_gpu.threads import WARP
 from strata.lowering.tile_to_gpu.ops import butterfly, i32_constant
 from strata.lowering.tile_to_gpu.tensor_core_loop import (
     Operand,
@@ -285,19 +286,15 @@ def accumulate_products(k: GpuKernelLowering, layout: MmaFragments, kind: Tensor
 
 def streamed_loop(k: GpuKernelLowering, lower: SSAValue, upper: SSAValue, state: list[SSAValue],
                   issue: Callable[[SSAValue, SSAValue], None],
-                  body: Callable[[SSAValue, SSAValue, list[SSAValue]], list[SSAValue]],
-                  async_proxy: bool = False) -> list[SSAValue]:
+                  body: Callable[[SSAValue, SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
     """scf.for over streamed blocks lower .. upper carrying `state`: wait for the block's
     copies, issue the next block's (into the stage the block before it used, which every
     thread is done with after the barrier), then body(block, first shared row of its stage,
-    state). With `async_proxy` (wgmma reads the stages) each thread fences its landed copies
-    for the async proxy before the barrier."""
+    state)."""
     loop_body = Block(arg_types=[IndexType(), *(v.type for v in state)])
     outer, k.cursor = k.cursor, loop_body
     block = loop_body.args[0]
     k.inline_ptx("cp.async.wait_group.0", [])
-    if async_proxy:
-        k.inline_ptx("fence.proxy.async.shared::cta", [])
     k.barriers.barrier()
     following = k.add(block, k.index(1))
     issue(following, k.emit(arith.RemUIOp(following, k.index(2))))
@@ -330,17 +327,14 @@ def online_softmax_rows(k: GpuKernelLowering, t: list[SSAValue], largest: list[S
     return new_largest, new_totals, probabilities, corrections
 
 
-def copy_issuer(k: GpuKernelLowering, streams: list[Operand], blocks: SSAValue,
-                target: Callable[[Operand, SSAValue], Callable] | None = None) -> Callable[[SSAValue, SSAValue], None]:
+def copy_issuer(k: GpuKernelLowering, streams: list[Operand], blocks: SSAValue) -> Callable[[SSAValue, SSAValue], None]:
     """issue(block, stage): the cp.async copies of each stream's tile of `block` (those
-    below `blocks`) into its shared `stage` (at target(stream, stage)'s addresses; default
-    the padded rows of stream.shared), committed as one group."""
-    target = target or (lambda stream, stage: stage_target(k, stream, stage))
+    below `blocks`) into its shared `stage`, committed as one group."""
 
     def issue(block: SSAValue, stage: SSAValue) -> None:
         def copies() -> None:
             for stream in streams:
-                issue_copies(k, stream, block, target(stream, stage))
+                issue_copies(k, stream, block, stage_target(k, stream, stage))
 
         k.guarded(k.emit(arith.CmpiOp(block, blocks, "ult")), copies)
         k.inline_ptx("cp.async.commit_group", [])

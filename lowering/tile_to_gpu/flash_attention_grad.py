@@ -53,7 +53,8 @@ from strata.lowering.tile_to_gpu.flash_attention import (
     streamed_loop,
 )
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind
-from strata.lowering.tile_to_gpu.kernel import WARP, GpuKernelLowering
+from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
+from strata.lowering.tile_to_gpu.threads import WARP
 from strata.lowering.tile_to_gpu.ops import butterfly
 from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies, stage_target
 from strata.support.errors import StrataError

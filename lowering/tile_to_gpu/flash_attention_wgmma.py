@@ -6,28 +6,37 @@ the same registers, with the products on the warpgroup instruction instead of mm
 One warpgroup (4 warps, 128 threads) per 64 queries, as in the mma.sync kernel, whose
 fragment layout the wgmma accumulator repeats along n (warp w owns rows 16w .. 16w + 15), so
 the masking, the online softmax and the output stores are that kernel's own functions.
+Unlike there, a block's softmax runs while the previous block's p v is on the tensor cores
+(FlashAttention-3's overlap of softmax and products within one warpgroup):
 
-    q (64 x D), k and v blocks (64 x D, 64 x Dv; two stages, copies of block j + 1 in flight)
-      -> shared memory in the 128-byte swizzled layout (warpgroup_loop.py): strips of 64
-         columns, each 64 rows of 128 bytes, chunk c of row r at c ^ (r % 8)
-    per key block:
-      cp.async.wait_group 0; fence.proxy.async; bar.sync; copies of block j + 1
-      s = q kᵀ:  D / 16 x wgmma m64n64k16, q and k from descriptors (both K-major)
-      online softmax of t = scale · log2(e) · s (masked where needed), o *= 2^(m - m')
-      o += p v:  4 x wgmma m64nDvk16, p from registers (its accumulator fragments are the
-                 instruction's a fragments), v from a descriptor (N-major: the transpose bit)
+    q (64 x D), k and v blocks (64 x D, 64 x Dv; two stages each) -> shared memory in the
+    128-byte swizzled layout (warpgroup_loop.py): strips of 64 columns, each 64 rows of 128
+    bytes, chunk c of row r at c ^ (r % 8);  s = q kᵀ: D / 16 x wgmma m64n64k16 with q and k
+    from descriptors (both K-major); p v: 4 x wgmma m64nDvk16 per p fragment, p from
+    registers (its accumulator fragments are the instruction's a fragments), v from a
+    descriptor (N-major: the transpose bit).
 
-Every group of products is waited for before its registers are read, and the copies into
-a stage are issued a block after the products that read it were waited for. cp.async
+    block 0 (peeled):  copies of q, k0 land; s0; masked online softmax -> p0
+    block j:           copies of k_j, v_{j-1} land (one group: wait, fence, barrier);
+                       issue the copies of k_{j+1}, v_j
+                       issue s_j = q k_jᵀ, then o += p_{j-1} v_{j-1}
+                       wgmma.wait_group 1: s_j done, p v still running beside
+                       online softmax of s_j -> p_j, corrections
+                       wgmma.wait_group 0; o *= 2^(m - m')
+    after the blocks:  v of the last lands; o += p v; o / l stored
+
+A stage is refilled a block after the products that read it were waited for and the
+barrier that follows, and no product is in flight across a loop iteration (ptxas would
+otherwise serialize the wgmma: the tests' ptxas rejects its C75xx notices). cp.async
 writes through the generic proxy and wgmma reads through the async one: each thread fences
 its landed copies before the barrier.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import f32
-from xdsl.ir import SSAValue
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IndexType, f32
+from xdsl.ir import Block, Region, SSAValue
 
 from strata.dialects.tile_types import element_bytes
 from strata.lowering.tile_to_gpu.flash_attention import (
@@ -37,18 +46,16 @@ from strata.lowering.tile_to_gpu.flash_attention import (
     Flash,
     FlashAttentionLowering,
     constant,
-    copy_issuer,
     masked_scores,
     online_softmax_rows,
     operand,
     p_fragments,
     store_output,
-    streamed_loop,
 )
 from strata.lowering.tile_to_gpu.fragments import MmaFragments
 from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
 from strata.lowering.tile_to_gpu.ops import butterfly
-from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies
+from strata.lowering.tile_to_gpu.tensor_core_loop import issue_copies
 from strata.lowering.tile_to_gpu.warpgroup_loop import (
     ATOM_BYTES,
     K_TILE,
@@ -119,48 +126,102 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     if flash.causal:  # query block b sees key blocks 0 .. b (QUERIES == KEYS)
         blocks = k.emit(arith.MinUIOp(k.add(query_block, k.index(1)), blocks))
 
-    def target(stream: Operand, stage: SSAValue):
-        return n_major_target(k, tiles.keys(stage) if stream is keys_operand else tiles.values(stage), KEYS)
+    def issue(block: SSAValue) -> None:
+        """One copy group: k of block + 1 into its stage, v of `block` into its stage."""
+        following = k.add(block, k.index(1))
+        for stream, wanted, stage_base in ((keys_operand, following, tiles.keys), (values, block, tiles.values)):
+            def copies(stream=stream, wanted=wanted, stage_base=stage_base) -> None:
+                stage = k.emit(arith.RemUIOp(wanted, k.index(2)))
+                issue_copies(k, stream, wanted, n_major_target(k, stage_base(stage), KEYS))
 
-    issue = copy_issuer(k, [keys_operand, values], blocks, target)
-    issue_copies(k, q, zero, n_major_target(k, tiles.q, QUERIES))
-    k.inline_ptx("cp.async.commit_group", [])
-    issue(zero, zero)
+            k.guarded(k.emit(arith.CmpiOp(wanted, blocks, "ult")), copies)
+        k.inline_ptx("cp.async.commit_group", [])
 
     scores = MmaFragments((QUERIES, KEYS), 4, 1)
     output = MmaFragments((QUERIES, width), 4, 1)
     warp_row, _, group, thread_in_group = scores.lane_origin(k)
     first_row = k.add(k.mul(query_block, k.index(QUERIES)), k.add(warp_row, group))
     rows = [first_row, k.add(first_row, k.index(8))]
+    scale = constant(k, flash.scale * LOG2_E)
 
-    def step(block: SSAValue, stage_row: SSAValue, carried: list[SSAValue], masked: bool) -> list[SSAValue]:
-        stage = k.emit(arith.DivUIOp(stage_row, k.index(KEYS)))
-        s = score_products(k, element, tiles, stage, depth)
-        scale = constant(k, flash.scale * LOG2_E)
-        s = [k.emit(arith.MulfOp(value, scale)) for value in s]
+    def softmax(block: SSAValue, s: list[SSAValue], largest: list[SSAValue], totals: list[SSAValue], masked: bool):
+        t = [k.emit(arith.MulfOp(value, scale)) for value in s]
         if masked:
-            s = masked_scores(k, flash, s, block, rows, thread_in_group)
-        new_largest, new_totals, probabilities, corrections = online_softmax_rows(k, s, carried[:2], carried[2:4])
-        acc = [k.emit(arith.MulfOp(value, corrections[(n % 4) // 2])) for n, value in enumerate(carried[4:])]
-        acc = value_products(k, element, flash.p16, probabilities, tiles.values(stage), width, acc)
-        return [*new_largest, *new_totals, *acc]
+            t = masked_scores(k, flash, t, block, rows, thread_in_group)
+        return online_softmax_rows(k, t, largest, totals)
 
+    def v_stage(block: SSAValue) -> SSAValue:
+        return tiles.values(k.emit(arith.RemUIOp(block, k.index(2))))
+
+    # Block 0, peeled (masked: it may be the diagonal or a partial block).
+    issue_copies(k, q, zero, n_major_target(k, tiles.q, QUERIES))
+    k.inline_ptx("cp.async.commit_group", [])
+    issue_copies(k, keys_operand, zero, n_major_target(k, tiles.keys(zero), KEYS))
+    k.inline_ptx("cp.async.commit_group", [])
+    landed(k)
+    issue(zero)
     minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
-    state = [minus_infinity, minus_infinity, nothing, nothing] + [nothing] * (4 * output.tiles_n)
+    s = score_products(k, element, tiles, zero, depth)
+    largest, totals, p, _ = softmax(zero, s, [minus_infinity] * 2, [nothing] * 2, masked=True)
+
+    def step(block: SSAValue, carried: list[SSAValue], masked: bool) -> list[SSAValue]:
+        """Key block `block` (module docstring): carried (m, l, o, p of the block before)."""
+        largest, totals, acc, p = carried[:2], carried[2:4], carried[4:-(KEYS // 2)], carried[-(KEYS // 2):]
+        landed(k)  # k of this block, v of the one before
+        issue(block)
+        s = score_products(k, element, tiles, k.emit(arith.RemUIOp(block, k.index(2))), depth, wait=False)
+        acc = value_products(k, element, flash.p16, p, v_stage(k.emit(arith.SubiOp(block, k.index(1)))), width, acc)
+        s, acc = wait_for_older(k, s, acc)  # the scores are done; p v runs on beside the softmax
+        new_largest, new_totals, p, corrections = softmax(block, s, largest, totals, masked)
+        acc = wait_for_products(k, 0, acc)
+        acc = [k.emit(arith.MulfOp(value, corrections[(n % 4) // 2])) for n, value in enumerate(acc)]
+        return [*new_largest, *new_totals, *acc, *p]
+
+    state = [*largest, *totals] + [nothing] * (4 * output.tiles_n) + p
+    one = k.index(1)
     unmasked = k.index(keys // KEYS)
     if flash.causal:
         unmasked = k.emit(arith.MinUIOp(query_block, unmasked))
-    for lower, upper, masked in ((zero, unmasked, False), (unmasked, blocks, True)):
-        state = streamed_loop(k, lower, upper, state, issue,
-                              lambda block, row, carried, masked=masked: step(block, row, carried, masked),
-                              async_proxy=True)
+    unmasked = k.emit(arith.MaxUIOp(unmasked, one))
+    for lower, upper, masked in ((one, unmasked, False), (unmasked, blocks, True)):
+        state = block_loop(k, lower, upper, state, lambda block, carried, masked=masked: step(block, carried, masked))
+    landed(k)  # v of the last block
+    last = k.emit(arith.SubiOp(blocks, one))
+    acc = value_products(k, element, flash.p16, state[-(KEYS // 2):], v_stage(last), width, state[4:-(KEYS // 2)])
+    acc = wait_for_products(k, 0, acc)
     totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in state[2:4]]
-    store_output(k, flash, state[4:], totals, rows, thread_in_group, batch_ids, queries, output)
+    store_output(k, flash, acc, totals, rows, thread_in_group, batch_ids, queries, output)
 
 
-def score_products(k: GpuKernelLowering, element, tiles: SwizzledTiles, stage: SSAValue, depth: int) -> list[SSAValue]:
+def landed(k: GpuKernelLowering) -> None:
+    """Waits for this thread's copies, fences them for the async proxy (wgmma reads them),
+    and meets the block's threads."""
+    k.inline_ptx("cp.async.wait_group.0", [])
+    k.inline_ptx("fence.proxy.async.shared::cta", [])
+    k.barriers.barrier()
+
+
+def wait_for_older(k: GpuKernelLowering, older: list[SSAValue], newer: list[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
+    """wgmma.wait_group 1 with two groups in flight: the older one's registers done, the
+    newer one's still in flight (both tied through the wait, so neither moves)."""
+    values = wait_for_products(k, 1, [*older, *newer])
+    return values[: len(older)], values[len(older):]
+
+
+def block_loop(k: GpuKernelLowering, lower: SSAValue, upper: SSAValue, state: list[SSAValue], body) -> list[SSAValue]:
+    """scf.for over key blocks lower .. upper carrying `state` through body(block, state)."""
+    loop_body = Block(arg_types=[IndexType(), *(v.type for v in state)])
+    outer, k.cursor = k.cursor, loop_body
+    k.emit(scf.YieldOp(*body(loop_body.args[0], list(loop_body.args[1:]))))
+    k.cursor = outer
+    return list(k.emit(scf.ForOp(lower, upper, k.index(1), state, Region(loop_body))).owner.results)
+
+
+def score_products(k: GpuKernelLowering, element, tiles: SwizzledTiles, stage: SSAValue, depth: int,
+                   wait: bool = True) -> list[SSAValue]:
     """s = q kᵀ of the stage's key block: the warpgroup's [64 x 64] accumulator, D / 16
-    products with both operands K-major (k16 step i: strip i // 4, 32 bytes per step in it)."""
+    products with both operands K-major (k16 step i: strip i // 4, 32 bytes per step in it),
+    waited for unless `wait` is off (then the registers are in flight)."""
     keys_base = tiles.keys(stage)
     sums = [constant(k, 0.0)] * (KEYS // 2)
     instruction = wgmma_instruction(KEYS, element, False, False)
@@ -173,14 +234,14 @@ def score_products(k: GpuKernelLowering, element, tiles: SwizzledTiles, stage: S
         sums = k.inline_ptx(instruction, [descriptor(k, q_at, 16, ATOM_BYTES), descriptor(k, k_at, 16, ATOM_BYTES), *sums],
                             len(sums), f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])
-    return wait_for_products(k, 0, sums)
+    return wait_for_products(k, 0, sums) if wait else sums
 
 
 def value_products(k: GpuKernelLowering, element, p16: bool, p: list[SSAValue], values_base: SSAValue, width: int,
                    acc: list[SSAValue]) -> list[SSAValue]:
-    """acc + p v: per 16 keys, p's a fragments from registers (one, or high and low: see
-    flash_attention.p_fragments) times v's 16 rows, N-major (strips of 64 columns KEYS rows
-    of 128 bytes apart)."""
+    """acc + p v, left in flight: per 16 keys, p's a fragments from registers (one, or high
+    and low: see flash_attention.p_fragments) times v's 16 rows, N-major (strips of 64
+    columns KEYS rows of 128 bytes apart)."""
     instruction = wgmma_instruction(width, element, False, True) + ".a_registers"
     products = []
     for step in range(KEYS // 16):
@@ -194,4 +255,4 @@ def value_products(k: GpuKernelLowering, element, p16: bool, p: list[SSAValue], 
     for fragment, v_descriptor in products:
         acc = k.inline_ptx(instruction, [*fragment, v_descriptor, *acc], len(acc), f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])
-    return wait_for_products(k, 0, acc)
+    return acc

@@ -27,7 +27,7 @@ from strata.dialects import tile, token
 from strata.dialects.tile_types import element_bytes
 from strata.lowering.tile_to_gpu import epilogue
 from strata.lowering.tile_to_gpu.barriers import Barriers, ordered_buffers
-from strata.lowering.tile_to_gpu.threads import WARP, ThreadMappedLowering
+from strata.lowering.tile_to_gpu.threads import ThreadMappedLowering
 from strata.lowering.tile_to_gpu.tiles import PartialsTile, RegisterTile, register_tile_in
 from strata.lowering.tile_to_loops.kernel import (
     LOWERINGS,

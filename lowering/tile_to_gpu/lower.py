@@ -89,10 +89,10 @@ from strata.lowering.tile_to_gpu.kernel import (
     DEFAULT_BLOCK_SIZE,
     DEFAULT_MMA_BLOCK_SIZE,
     DEFAULT_MMA_STAGES,
-    WARP,
     GpuKernelLowering,
     intrinsic_declarations,
 )
+from strata.lowering.tile_to_gpu.threads import WARP
 from strata.support.errors import StrataError
 
 

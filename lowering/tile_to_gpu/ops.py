@@ -25,8 +25,8 @@ from strata.dialects import tile, token
 from strata.dialects.graph_base import is_float
 from strata.support.errors import StrataError
 from strata.lowering.tile_builder import contiguous_strides, next_power_of_two, previous_power_of_two
-from strata.lowering.tile_to_gpu.kernel import GPU_LOWERINGS, NVVM_PREFIX, WARP, GpuKernelLowering
-from strata.lowering.tile_to_gpu.threads import RegionValues
+from strata.lowering.tile_to_gpu.kernel import GPU_LOWERINGS, NVVM_PREFIX, GpuKernelLowering
+from strata.lowering.tile_to_gpu.threads import WARP, RegionValues
 from strata.lowering.tile_to_gpu.tensor_core_loop import pipelined_loop
 from strata.lowering.tile_to_gpu.warpgroup_loop import warpgroup_loop
 from strata.lowering.tile_to_gpu.tiles import PartialsTile, RegisterTile, carried_in_registers, cell_values, register_tile_in

@@ -45,7 +45,8 @@ from xdsl.ir import Block, Region, SSAValue
 from strata.dialects import tile
 from strata.dialects.tile_types import TensorViewType, element_bytes
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind, accumulator_layout, tensor_core_operands
-from strata.lowering.tile_to_gpu.kernel import DYNAMIC_SHARED_LIMIT, WARP, GpuKernelLowering
+from strata.lowering.tile_to_gpu.kernel import DYNAMIC_SHARED_LIMIT, GpuKernelLowering
+from strata.lowering.tile_to_gpu.threads import WARP
 from strata.lowering.tile_to_gpu.tensor_cores import multiply_fragments, to_tf32
 from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values
 from strata.lowering.tile_to_loops.kernel import Partition, static_value

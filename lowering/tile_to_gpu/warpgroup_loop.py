@@ -45,7 +45,8 @@ from xdsl.ir import Block, Region, SSAValue
 
 from strata.dialects import tile
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, tensor_core_operands
-from strata.lowering.tile_to_gpu.kernel import WARP, WARPGROUP_SHARED_LIMIT, GpuKernelLowering
+from strata.lowering.tile_to_gpu.kernel import WARPGROUP_SHARED_LIMIT, GpuKernelLowering
+from strata.lowering.tile_to_gpu.threads import WARP
 from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, bind_accumulator, commit_step, issue_copies, loop_operands
 from strata.lowering.tile_to_gpu.tiles import cell_values
 

@@ -78,9 +78,23 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // WGMMA-LABEL: func.func @flash_attention_0
 // WGMMA-SAME:    gpu.block_size = 128
 // WGMMA-SAME:    gpu.dynamic_shared_bytes = 41968
-// WGMMA-SAME:    gpu.barriers = 2
+// WGMMA-SAME:    gpu.barriers = 4
 // WGMMA-SAME:    gpu.warpgroup_mma
 // WGMMA-NOT:     ldmatrix
+// Key block 0, peeled: q and its k land, s = q kᵀ (4 m64n64k16 from descriptors), waited
+// for, then its masked online softmax.
+// WGMMA:         func.call @ptx.cp.async.wait_group.0()
+// WGMMA-NEXT:    func.call @"ptx.fence.proxy.async.shared::cta"()
+// WGMMA-NEXT:    func.call @llvm.nvvm.barrier0()
+// WGMMA:         func.call @ptx.wgmma.fence.sync.aligned()
+// WGMMA-COUNT-4: func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16(
+// WGMMA-NEXT:    func.call @ptx.wgmma.commit_group.sync.aligned()
+// WGMMA-NEXT:    func.call @ptx.wgmma.wait_group.sync.aligned.0.x32(
+// WGMMA:         arith.cmpi uge
+// WGMMA:         math.exp2
+// Each later block: its s and the previous block's p v (8 products, p's fragments from
+// registers, v N-major) in flight together; wait_group 1 leaves p v running beside the
+// softmax of s; wait_group 0 before o is rescaled.
 // WGMMA:         scf.for
 // WGMMA:           func.call @ptx.cp.async.wait_group.0()
 // WGMMA-NEXT:      func.call @"ptx.fence.proxy.async.shared::cta"()
@@ -88,20 +102,24 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // WGMMA:           func.call @ptx.wgmma.fence.sync.aligned()
 // WGMMA-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16(
 // WGMMA-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
-// WGMMA-NEXT:      func.call @ptx.wgmma.wait_group.sync.aligned.0.x32(
-// WGMMA-NOT:       arith.cmpi uge
-// WGMMA:           math.exp2
 // WGMMA:           func.call @ptx.wgmma.fence.sync.aligned()
 // WGMMA-COUNT-8:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.n_major.a_registers(
 // WGMMA-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
-// WGMMA-NEXT:      func.call @ptx.wgmma.wait_group.sync.aligned.0.x32(
+// WGMMA-NEXT:      func.call @ptx.wgmma.wait_group.sync.aligned.1.x64(
+// WGMMA-NOT:       arith.cmpi uge
+// WGMMA:           math.exp2
+// WGMMA:           func.call @ptx.wgmma.wait_group.sync.aligned.0.x32(
 // WGMMA:           scf.yield
 // WGMMA:         scf.for
 // WGMMA-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16(
+// WGMMA-COUNT-8:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.n_major.a_registers(
 // WGMMA:           arith.cmpi uge
 // WGMMA:           arith.cmpi ugt
 // WGMMA:           math.exp2
-// WGMMA-COUNT-8:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.n_major.a_registers(
 // WGMMA:           scf.yield
+// The last block's p v, then the output.
+// WGMMA:         func.call @ptx.cp.async.wait_group.0()
+// WGMMA-COUNT-8: func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.n_major.a_registers(
+// WGMMA:         func.call @ptx.wgmma.wait_group.sync.aligned.0.x32(
 // WGMMA:         func.call @llvm.nvvm.shfl.sync.bfly.f32
 // WGMMA:         memref.store %{{.*}} : memref<12800xbf16>
