@@ -37,7 +37,7 @@ from math import e, log2, prod
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import BFloat16Type, DictionaryAttr, Float16Type, FloatAttr, IndexType, IntegerAttr, f32
+from xdsl.dialects.builtin import BFloat16Type, DenseArrayBase, DictionaryAttr, Float16Type, FloatAttr, IndexType, IntegerAttr, f32
 from xdsl.ir import Block, Region, SSAValue
 
 from strata.dialects import tile
@@ -130,9 +130,22 @@ class FlashAttentionLowering(GpuKernelLowering):
     """A kernel marked `tile.flash_attention`, lowered as the flash kernel of the module
     docstring instead of op by op."""
 
+    QUERY_ROWS = QUERIES
+    """Queries per block: the launch grid has one block per QUERY_ROWS of them."""
+    BLOCK_THREADS = THREADS
+
     def __init__(self, kernel: tile.KernelOp, *options, p16: bool = False):
-        super().__init__(kernel, THREADS, *options)
+        super().__init__(kernel, self.BLOCK_THREADS, *options)
         self.p16 = p16
+
+    def launch_grid(self) -> tuple[int, ...]:
+        """(batch..., query blocks of QUERY_ROWS) from the marked kernel's grid of 64-query tiles."""
+        *batch, tiles = self.kernel.grid_shape()
+        return (*batch, -(-tiles // (self.QUERY_ROWS // QUERIES)))
+
+    def carry_kernel_attributes(self, function) -> None:
+        super().carry_kernel_attributes(function)
+        function.attributes["tile.grid"] = DenseArrayBase.from_list(self.kernel.grid.elt_type, list(self.launch_grid()))
 
     def bind_program_ids(self, flat: SSAValue) -> None:
         """Reads the mark (the kernel's buffers are bound by now), then the program ids:
@@ -141,9 +154,9 @@ class FlashAttentionLowering(GpuKernelLowering):
         launch are short ones."""
         self.flash = Flash.of(self)
         if not self.flash.causal:
-            super().bind_program_ids(flat)
+            self.program_ids = self.delinearize(flat, self.launch_grid(), wrap=True)
             return
-        *batch, query_blocks = self.kernel.grid_shape()
+        *batch, query_blocks = self.launch_grid()
         batch_count = self.index(prod(batch))
         last = self.index(query_blocks - 1)
         query_block = self.emit(arith.SubiOp(last, self.emit(arith.DivUIOp(flat, batch_count))))

@@ -3,13 +3,15 @@
 `lower-tile-to-gpu{warpgroup_mma=true}` lowers a kernel marked `tile.flash_attention`
 (flash_attention.py) here when q/k and v heads are 64 or 128: the same online softmax in
 the same registers, with the products on the warpgroup instruction instead of mma.sync.
-One warpgroup (4 warps, 128 threads) per 64 queries, as in the mma.sync kernel, whose
-fragment layout the wgmma accumulator repeats along n (warp w owns rows 16w .. 16w + 15), so
-the masking, the online softmax and the output stores are that kernel's own functions.
+A block of two warpgroups (8 warps, 256 threads) takes 128 queries, sharing the copies of
+every k and v block (half the k and v traffic of 64-query blocks); each warpgroup runs the
+products of its 64 rows. The wgmma accumulator repeats mma.sync's fragment layout along n
+(warp w owns rows 16w .. 16w + 15), so the masking, the online softmax and the output
+stores are the mma.sync kernel's own functions.
 Unlike there, a block's softmax runs while the previous block's p v is on the tensor cores
 (FlashAttention-3's overlap of softmax and products within one warpgroup):
 
-    q (64 x D), k and v blocks (64 x D, 64 x Dv; two stages each) -> shared memory in the
+    q (128 x D), k and v blocks (64 x D, 64 x Dv; two stages each) -> shared memory in the
     128-byte swizzled layout (warpgroup_loop.py): strips of 64 columns, each 64 rows of 128
     bytes, chunk c of row r at c ^ (r % 8);  s = q kᵀ: D / 16 x wgmma m64n64k16 with q and k
     from descriptors (both K-major); p v: 4 x wgmma m64nDvk16 per p fragment, p from
@@ -38,6 +40,7 @@ from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import IndexType, f32
 from xdsl.ir import Block, Region, SSAValue
 
+from strata.dialects import tile
 from strata.dialects.tile_types import element_bytes
 from strata.lowering.tile_to_gpu.flash_attention import (
     KEYS,
@@ -68,33 +71,44 @@ from strata.lowering.tile_to_gpu.warpgroup_loop import (
 
 HEADS = (64, 128)
 """q/k and v heads of this kernel: whole 128-byte rows of 16-bit elements."""
+ROWS = 2 * QUERIES
+"""Queries per block: two warpgroups of 64 rows share every k and v block's copies."""
+WARPGROUP = 128
 STEP_BYTES = 32
 """Bytes of one k16 step along a swizzled row."""
 
 
 class WarpgroupFlashLowering(FlashAttentionLowering):
-    """The flash kernel on the warpgroup mma where its heads fit (HEADS), else the mma.sync one."""
+    """The flash kernel on the warpgroup mma: two warpgroups per block of ROWS queries."""
+
+    QUERY_ROWS = ROWS
+    BLOCK_THREADS = 2 * WARPGROUP
 
     def __init__(self, kernel, *options, p16: bool = False):
         super().__init__(kernel, *options, p16=p16)
         self.warpgroup_mma = True
 
     def lower_body(self) -> None:
-        depth, width = self.flash.q[1].get_shape()[-1], self.flash.v[1].get_shape()[-1]
-        if depth in HEADS and width in HEADS:
-            self.warpgroup_mma_used = True
-            warpgroup_flash_kernel(self, self.flash)
-        else:
-            super().lower_body()
+        self.warpgroup_mma_used = True
+        warpgroup_flash_kernel(self, self.flash)
+
+
+def takes(kernel: tile.KernelOp) -> bool:
+    """Whether the marked kernel's q/k and v heads are this kernel's (HEADS)."""
+    views = {op.buffer: op.result.type for op in kernel.body.block.ops if isinstance(op, tile.MakeTensorViewOp)}
+    args = kernel.body.block.args
+    if len(args) != 4 or args[0] not in views or args[2] not in views:
+        return False  # not as lower-graph-to-tile writes it: the mma.sync lowering says why
+    return views[args[0]].get_shape()[-1] in HEADS and views[args[2]].get_shape()[-1] in HEADS
 
 
 class SwizzledTiles:
-    """The kernel's shared memory: q, then two stages of k, then two of v, each a tile of
-    64 rows in strips of 64 swizzled columns, from a 1024-aligned base."""
+    """The kernel's shared memory: q (ROWS rows), then two stages of k, then two of v (64
+    rows each), each in strips of 64 swizzled columns, from a 1024-aligned base."""
 
     def __init__(self, k: GpuKernelLowering, element, depth: int, width: int):
         self.k = k
-        self.q_bytes = QUERIES * depth * 2
+        self.q_bytes = ROWS * depth * 2
         self.k_stage_bytes = KEYS * depth * 2
         self.v_stage_bytes = KEYS * width * 2
         total = self.q_bytes + 2 * (self.k_stage_bytes + self.v_stage_bytes)
@@ -117,14 +131,15 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     queries, depth = flash.q[1].get_shape()[-2:]
     keys, width = flash.v[1].get_shape()[-2:]
     zero = k.index(0)
-    q = operand(k, flash.q, QUERIES, [*batch_ids, query_block, zero])
+    q = operand(k, flash.q, ROWS, [*batch_ids, query_block, zero])
     keys_operand = operand(k, flash.k, KEYS, [*batch_ids, None, zero])
     values = operand(k, flash.v, KEYS, [*batch_ids, None, zero])
     tiles = SwizzledTiles(k, element, depth, width)
 
     blocks = k.index(-(-keys // KEYS))
-    if flash.causal:  # query block b sees key blocks 0 .. b (QUERIES == KEYS)
-        blocks = k.emit(arith.MinUIOp(k.add(query_block, k.index(1)), blocks))
+    per_block = ROWS // KEYS
+    if flash.causal:  # query block b sees key blocks 0 .. 2b + 1
+        blocks = k.emit(arith.MinUIOp(k.mul(k.add(query_block, k.index(1)), k.index(per_block)), blocks))
 
     def issue(block: SSAValue) -> None:
         """One copy group: k of block + 1 into its stage, v of `block` into its stage."""
@@ -137,10 +152,11 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
             k.guarded(k.emit(arith.CmpiOp(wanted, blocks, "ult")), copies)
         k.inline_ptx("cp.async.commit_group", [])
 
-    scores = MmaFragments((QUERIES, KEYS), 4, 1)
-    output = MmaFragments((QUERIES, width), 4, 1)
+    scores = MmaFragments((ROWS, KEYS), ROWS // 16, 1)
+    output = MmaFragments((ROWS, width), ROWS // 16, 1)
     warp_row, _, group, thread_in_group = scores.lane_origin(k)
-    first_row = k.add(k.mul(query_block, k.index(QUERIES)), k.add(warp_row, group))
+    first_row = k.add(k.mul(query_block, k.index(ROWS)), k.add(warp_row, group))
+    q_rows = k.add(tiles.q, k.mul(k.emit(arith.DivUIOp(k.thread, k.index(WARPGROUP))), k.index(QUERIES * ROW_BYTES)))
     rows = [first_row, k.add(first_row, k.index(8))]
     scale = constant(k, flash.scale * LOG2_E)
 
@@ -154,14 +170,14 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
         return tiles.values(k.emit(arith.RemUIOp(block, k.index(2))))
 
     # Block 0, peeled (masked: it may be the diagonal or a partial block).
-    issue_copies(k, q, zero, n_major_target(k, tiles.q, QUERIES))
+    issue_copies(k, q, zero, n_major_target(k, tiles.q, ROWS))
     k.inline_ptx("cp.async.commit_group", [])
     issue_copies(k, keys_operand, zero, n_major_target(k, tiles.keys(zero), KEYS))
     k.inline_ptx("cp.async.commit_group", [])
     landed(k)
     issue(zero)
     minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
-    s = score_products(k, element, tiles, zero, depth)
+    s = score_products(k, element, tiles, q_rows, zero, depth)
     largest, totals, p, _ = softmax(zero, s, [minus_infinity] * 2, [nothing] * 2, masked=True)
 
     def step(block: SSAValue, carried: list[SSAValue], masked: bool) -> list[SSAValue]:
@@ -169,7 +185,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
         largest, totals, acc, p = carried[:2], carried[2:4], carried[4:-(KEYS // 2)], carried[-(KEYS // 2):]
         landed(k)  # k of this block, v of the one before
         issue(block)
-        s = score_products(k, element, tiles, k.emit(arith.RemUIOp(block, k.index(2))), depth, wait=False)
+        s = score_products(k, element, tiles, q_rows, k.emit(arith.RemUIOp(block, k.index(2))), depth, wait=False)
         acc = value_products(k, element, flash.p16, p, v_stage(k.emit(arith.SubiOp(block, k.index(1)))), width, acc)
         s, acc = wait_for_older(k, s, acc)  # the scores are done; p v runs on beside the softmax
         new_largest, new_totals, p, corrections = softmax(block, s, largest, totals, masked)
@@ -180,8 +196,8 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     state = [*largest, *totals] + [nothing] * (4 * output.tiles_n) + p
     one = k.index(1)
     unmasked = k.index(keys // KEYS)
-    if flash.causal:
-        unmasked = k.emit(arith.MinUIOp(query_block, unmasked))
+    if flash.causal:  # key blocks wholly left of the block's first query
+        unmasked = k.emit(arith.MinUIOp(k.mul(query_block, k.index(per_block)), unmasked))
     unmasked = k.emit(arith.MaxUIOp(unmasked, one))
     for lower, upper, masked in ((one, unmasked, False), (unmasked, blocks, True)):
         state = block_loop(k, lower, upper, state, lambda block, carried, masked=masked: step(block, carried, masked))
@@ -217,11 +233,12 @@ def block_loop(k: GpuKernelLowering, lower: SSAValue, upper: SSAValue, state: li
     return list(k.emit(scf.ForOp(lower, upper, k.index(1), state, Region(loop_body))).owner.results)
 
 
-def score_products(k: GpuKernelLowering, element, tiles: SwizzledTiles, stage: SSAValue, depth: int,
+def score_products(k: GpuKernelLowering, element, tiles: SwizzledTiles, q_rows: SSAValue, stage: SSAValue, depth: int,
                    wait: bool = True) -> list[SSAValue]:
-    """s = q kᵀ of the stage's key block: the warpgroup's [64 x 64] accumulator, D / 16
-    products with both operands K-major (k16 step i: strip i // 4, 32 bytes per step in it),
-    waited for unless `wait` is off (then the registers are in flight)."""
+    """s = q kᵀ of the stage's key block: the warpgroup's [64 x 64] accumulator (its 64 rows
+    of q at `q_rows` in each strip), D / 16 products with both operands K-major (k16 step i:
+    strip i // 4, 32 bytes per step in it), waited for unless `wait` is off (then the
+    registers are in flight)."""
     keys_base = tiles.keys(stage)
     sums = [constant(k, 0.0)] * (KEYS // 2)
     instruction = wgmma_instruction(KEYS, element, False, False)
@@ -229,7 +246,7 @@ def score_products(k: GpuKernelLowering, element, tiles: SwizzledTiles, stage: S
     steps_per_strip = K_TILE // 16
     for step in range(depth // 16):
         strip, inside = divmod(step, steps_per_strip)
-        q_at = k.add(tiles.q, k.index(strip * QUERIES * ROW_BYTES + inside * STEP_BYTES))
+        q_at = k.add(q_rows, k.index(strip * ROWS * ROW_BYTES + inside * STEP_BYTES))
         k_at = k.add(keys_base, k.index(strip * KEYS * ROW_BYTES + inside * STEP_BYTES))
         sums = k.inline_ptx(instruction, [descriptor(k, q_at, 16, ATOM_BYTES), descriptor(k, k_at, 16, ATOM_BYTES), *sums],
                             len(sums), f32)

@@ -137,7 +137,8 @@ class LowerTileToGpuPass(ModulePass):
             warpgroup_threads = self.warpgroup_mma and has_mma and warpgroup_loop.warpgroup_threads(kernel)
             options = (self.barriers == "naive", self.mma_stages, self.tf32)
             if flash_attention.MARK in kernel.attributes:
-                flash = flash_attention_wgmma.WarpgroupFlashLowering if self.warpgroup_mma else flash_attention.FlashAttentionLowering
+                wgmma = self.warpgroup_mma and flash_attention_wgmma.takes(kernel)
+                flash = flash_attention_wgmma.WarpgroupFlashLowering if wgmma else flash_attention.FlashAttentionLowering
                 lowering = flash(kernel, *options, p16=self.attention_p16)
             elif flash_attention_grad.MARK in kernel.attributes:
                 lowering = flash_attention_grad.FlashAttentionGradLowering(kernel, *options, p16=self.attention_p16)

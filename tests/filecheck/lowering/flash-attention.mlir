@@ -76,10 +76,11 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // CHECK-LABEL: func.func @wide_attention_values_2
 
 // WGMMA-LABEL: func.func @flash_attention_0
-// WGMMA-SAME:    gpu.block_size = 128
-// WGMMA-SAME:    gpu.dynamic_shared_bytes = 41968
+// WGMMA-SAME:    gpu.block_size = 256
+// WGMMA-SAME:    gpu.dynamic_shared_bytes = 50160
 // WGMMA-SAME:    gpu.barriers = 4
 // WGMMA-SAME:    gpu.warpgroup_mma
+// WGMMA-SAME:    tile.grid = array<i64: 2, 1>
 // WGMMA-NOT:     ldmatrix
 // Key block 0, peeled: q and its k land, s = q kᵀ (4 m64n64k16 from descriptors), waited
 // for, then its masked online softmax.
