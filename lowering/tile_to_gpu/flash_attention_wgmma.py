@@ -11,16 +11,17 @@ stores are the mma.sync kernel's own functions.
 Unlike there, a block's softmax runs while the previous block's p v is on the tensor cores
 (FlashAttention-3's overlap of softmax and products within one warpgroup):
 
-    q (128 x D), k and v blocks (64 x D, 64 x Dv; two stages each) -> shared memory in the
+    q (128 x D), k and v blocks (64 x D, 64 x Dv; three stages each) -> shared memory in the
     128-byte swizzled layout (warpgroup_loop.py): strips of 64 columns, each 64 rows of 128
     bytes, chunk c of row r at c ^ (r % 8);  s = q kᵀ: D / 16 x wgmma m64n64k16 with q and k
     from descriptors (both K-major); p v: 4 x wgmma m64nDvk16 per p fragment, p from
     registers (its accumulator fragments are the instruction's a fragments), v from a
     descriptor (N-major: the transpose bit).
 
-    block 0 (peeled):  copies of q, k0 land; s0; masked online softmax -> p0
-    block j:           copies of k_j, v_{j-1} land (one group: wait, fence, barrier);
-                       issue the copies of k_{j+1}, v_j
+    block 0 (peeled):  copies of q, k0 land; issue the copy groups (k1, v0), (k2, v1);
+                       s0; masked online softmax -> p0
+    block j:           the group (k_j, v_{j-1}) lands (wait_group 1, fence, barrier);
+                       issue the group (k_{j+2}, v_{j+1})
                        issue s_j = q k_jᵀ, then o += p_{j-1} v_{j-1}
                        wgmma.wait_group 1: s_j done, p v still running beside
                        online softmax of s_j -> p_j, corrections
@@ -28,7 +29,7 @@ Unlike there, a block's softmax runs while the previous block's p v is on the te
     after the blocks:  v of the last lands; o += p v; o / l stored
 
 A stage is refilled a block after the products that read it were waited for and the
-barrier that follows, and no product is in flight across a loop iteration (ptxas would
+barrier that follows (three stages: the copies fly for two blocks), and no product is in flight across a loop iteration (ptxas would
 otherwise serialize the wgmma: the tests' ptxas rejects its C75xx notices). cp.async
 writes through the generic proxy and wgmma reads through the async one: each thread fences
 its landed copies before the barrier.
@@ -74,6 +75,8 @@ HEADS = (64, 128)
 ROWS = 2 * QUERIES
 """Queries per block: two warpgroups of 64 rows share every k and v block's copies."""
 WARPGROUP = 128
+STAGES = 3
+"""Shared stages of k and of v: the copies of a block are issued two blocks ahead."""
 STEP_BYTES = 32
 """Bytes of one k16 step along a swizzled row."""
 
@@ -103,15 +106,15 @@ def takes(kernel: tile.KernelOp) -> bool:
 
 
 class SwizzledTiles:
-    """The kernel's shared memory: q (ROWS rows), then two stages of k, then two of v (64
+    """The kernel's shared memory: q (a block's rows), then STAGES stages of k, then of v (64
     rows each), each in strips of 64 swizzled columns, from a 1024-aligned base."""
 
-    def __init__(self, k: GpuKernelLowering, element, depth: int, width: int):
+    def __init__(self, k: GpuKernelLowering, element, rows: int, depth: int, width: int):
         self.k = k
-        self.q_bytes = ROWS * depth * 2
+        self.q_bytes = rows * depth * 2
         self.k_stage_bytes = KEYS * depth * 2
         self.v_stage_bytes = KEYS * width * 2
-        total = self.q_bytes + 2 * (self.k_stage_bytes + self.v_stage_bytes)
+        total = self.q_bytes + STAGES * (self.k_stage_bytes + self.v_stage_bytes)
         slack = ATOM_BYTES - 16  # the buffer starts 16-aligned; its first atom 1024-aligned
         buffer = k.shared_alloca([(total + slack) // element_bytes(element)], element, dynamic=True)
         start = k.emit(memref.ExtractAlignedPointerAsIndexOp.get(buffer))
@@ -121,7 +124,7 @@ class SwizzledTiles:
         return self.k.add(self.q, self.k.add(self.k.index(self.q_bytes), self.k.mul(stage, self.k.index(self.k_stage_bytes))))
 
     def values(self, stage: SSAValue) -> SSAValue:
-        first = self.q_bytes + 2 * self.k_stage_bytes
+        first = self.q_bytes + STAGES * self.k_stage_bytes
         return self.k.add(self.q, self.k.add(self.k.index(first), self.k.mul(stage, self.k.index(self.v_stage_bytes))))
 
 
@@ -131,31 +134,33 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     queries, depth = flash.q[1].get_shape()[-2:]
     keys, width = flash.v[1].get_shape()[-2:]
     zero = k.index(0)
-    q = operand(k, flash.q, ROWS, [*batch_ids, query_block, zero])
+    q = operand(k, flash.q, k.QUERY_ROWS, [*batch_ids, query_block, zero])
     keys_operand = operand(k, flash.k, KEYS, [*batch_ids, None, zero])
     values = operand(k, flash.v, KEYS, [*batch_ids, None, zero])
-    tiles = SwizzledTiles(k, element, depth, width)
+    rows_per_block = k.QUERY_ROWS
+    tiles = SwizzledTiles(k, element, rows_per_block, depth, width)
 
     blocks = k.index(-(-keys // KEYS))
-    per_block = ROWS // KEYS
+    per_block = rows_per_block // KEYS
     if flash.causal:  # query block b sees key blocks 0 .. 2b + 1
         blocks = k.emit(arith.MinUIOp(k.mul(k.add(query_block, k.index(1)), k.index(per_block)), blocks))
 
-    def issue(block: SSAValue) -> None:
-        """One copy group: k of block + 1 into its stage, v of `block` into its stage."""
-        following = k.add(block, k.index(1))
-        for stream, wanted, stage_base in ((keys_operand, following, tiles.keys), (values, block, tiles.values)):
+    def issue(key_block: SSAValue, value_block: SSAValue) -> None:
+        """One copy group: k of `key_block` and v of `value_block` into their stages."""
+        for stream, wanted, stage_base in ((keys_operand, key_block, tiles.keys), (values, value_block, tiles.values)):
             def copies(stream=stream, wanted=wanted, stage_base=stage_base) -> None:
-                stage = k.emit(arith.RemUIOp(wanted, k.index(2)))
-                issue_copies(k, stream, wanted, n_major_target(k, stage_base(stage), KEYS))
+                issue_copies(k, stream, wanted, n_major_target(k, stage_base(stage_of(wanted)), KEYS))
 
             k.guarded(k.emit(arith.CmpiOp(wanted, blocks, "ult")), copies)
         k.inline_ptx("cp.async.commit_group", [])
 
-    scores = MmaFragments((ROWS, KEYS), ROWS // 16, 1)
-    output = MmaFragments((ROWS, width), ROWS // 16, 1)
+    def stage_of(block: SSAValue) -> SSAValue:
+        return k.emit(arith.RemUIOp(block, k.index(STAGES)))
+
+    scores = MmaFragments((rows_per_block, KEYS), rows_per_block // 16, 1)
+    output = MmaFragments((rows_per_block, width), rows_per_block // 16, 1)
     warp_row, _, group, thread_in_group = scores.lane_origin(k)
-    first_row = k.add(k.mul(query_block, k.index(ROWS)), k.add(warp_row, group))
+    first_row = k.add(k.mul(query_block, k.index(rows_per_block)), k.add(warp_row, group))
     q_rows = k.add(tiles.q, k.mul(k.emit(arith.DivUIOp(k.thread, k.index(WARPGROUP))), k.index(QUERIES * ROW_BYTES)))
     rows = [first_row, k.add(first_row, k.index(8))]
     scale = constant(k, flash.scale * LOG2_E)
@@ -166,27 +171,26 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
             t = masked_scores(k, flash, t, block, rows, thread_in_group)
         return online_softmax_rows(k, t, largest, totals)
 
-    def v_stage(block: SSAValue) -> SSAValue:
-        return tiles.values(k.emit(arith.RemUIOp(block, k.index(2))))
-
     # Block 0, peeled (masked: it may be the diagonal or a partial block).
-    issue_copies(k, q, zero, n_major_target(k, tiles.q, ROWS))
+    issue_copies(k, q, zero, n_major_target(k, tiles.q, rows_per_block))
     k.inline_ptx("cp.async.commit_group", [])
     issue_copies(k, keys_operand, zero, n_major_target(k, tiles.keys(zero), KEYS))
     k.inline_ptx("cp.async.commit_group", [])
-    landed(k)
-    issue(zero)
+    landed(k, 0)
+    one, two = k.index(1), k.index(2)
+    issue(one, zero)
+    issue(two, one)
     minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
-    s = score_products(k, element, tiles, q_rows, zero, depth)
+    s = score_products(k, element, tiles, q_rows, zero, depth, rows_per_block)
     largest, totals, p, _ = softmax(zero, s, [minus_infinity] * 2, [nothing] * 2, masked=True)
 
     def step(block: SSAValue, carried: list[SSAValue], masked: bool) -> list[SSAValue]:
         """Key block `block` (module docstring): carried (m, l, o, p of the block before)."""
         largest, totals, acc, p = carried[:2], carried[2:4], carried[4:-(KEYS // 2)], carried[-(KEYS // 2):]
-        landed(k)  # k of this block, v of the one before
-        issue(block)
-        s = score_products(k, element, tiles, q_rows, k.emit(arith.RemUIOp(block, k.index(2))), depth, wait=False)
-        acc = value_products(k, element, flash.p16, p, v_stage(k.emit(arith.SubiOp(block, k.index(1)))), width, acc)
+        landed(k, 1)  # k of this block, v of the one before (the group of two blocks back)
+        issue(k.add(block, two), k.add(block, one))
+        s = score_products(k, element, tiles, q_rows, stage_of(block), depth, rows_per_block, wait=False)
+        acc = value_products(k, element, flash.p16, p, tiles.values(stage_of(k.emit(arith.SubiOp(block, one)))), width, acc)
         s, acc = wait_for_older(k, s, acc)  # the scores are done; p v runs on beside the softmax
         new_largest, new_totals, p, corrections = softmax(block, s, largest, totals, masked)
         acc = wait_for_products(k, 0, acc)
@@ -194,25 +198,24 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
         return [*new_largest, *new_totals, *acc, *p]
 
     state = [*largest, *totals] + [nothing] * (4 * output.tiles_n) + p
-    one = k.index(1)
     unmasked = k.index(keys // KEYS)
     if flash.causal:  # key blocks wholly left of the block's first query
         unmasked = k.emit(arith.MinUIOp(k.mul(query_block, k.index(per_block)), unmasked))
     unmasked = k.emit(arith.MaxUIOp(unmasked, one))
     for lower, upper, masked in ((one, unmasked, False), (unmasked, blocks, True)):
         state = block_loop(k, lower, upper, state, lambda block, carried, masked=masked: step(block, carried, masked))
-    landed(k)  # v of the last block
+    landed(k, 0)  # v of the last block
     last = k.emit(arith.SubiOp(blocks, one))
-    acc = value_products(k, element, flash.p16, state[-(KEYS // 2):], v_stage(last), width, state[4:-(KEYS // 2)])
+    acc = value_products(k, element, flash.p16, state[-(KEYS // 2):], tiles.values(stage_of(last)), width, state[4:-(KEYS // 2)])
     acc = wait_for_products(k, 0, acc)
     totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in state[2:4]]
     store_output(k, flash, acc, totals, rows, thread_in_group, batch_ids, queries, output)
 
 
-def landed(k: GpuKernelLowering) -> None:
-    """Waits for this thread's copies, fences them for the async proxy (wgmma reads them),
-    and meets the block's threads."""
-    k.inline_ptx("cp.async.wait_group.0", [])
+def landed(k: GpuKernelLowering, pending: int) -> None:
+    """Waits for this thread's copies but the `pending` newest groups, fences them for the
+    async proxy (wgmma reads them), and meets the block's threads."""
+    k.inline_ptx(f"cp.async.wait_group.{pending}", [])
     k.inline_ptx("fence.proxy.async.shared::cta", [])
     k.barriers.barrier()
 
@@ -234,9 +237,9 @@ def block_loop(k: GpuKernelLowering, lower: SSAValue, upper: SSAValue, state: li
 
 
 def score_products(k: GpuKernelLowering, element, tiles: SwizzledTiles, q_rows: SSAValue, stage: SSAValue, depth: int,
-                   wait: bool = True) -> list[SSAValue]:
+                   rows: int, wait: bool = True) -> list[SSAValue]:
     """s = q kᵀ of the stage's key block: the warpgroup's [64 x 64] accumulator (its 64 rows
-    of q at `q_rows` in each strip), D / 16 products with both operands K-major (k16 step i:
+    of q at `q_rows` in each strip of `rows` rows), D / 16 products with both operands K-major (k16 step i:
     strip i // 4, 32 bytes per step in it), waited for unless `wait` is off (then the
     registers are in flight)."""
     keys_base = tiles.keys(stage)
@@ -246,7 +249,7 @@ def score_products(k: GpuKernelLowering, element, tiles: SwizzledTiles, q_rows: 
     steps_per_strip = K_TILE // 16
     for step in range(depth // 16):
         strip, inside = divmod(step, steps_per_strip)
-        q_at = k.add(q_rows, k.index(strip * ROWS * ROW_BYTES + inside * STEP_BYTES))
+        q_at = k.add(q_rows, k.index(strip * rows * ROW_BYTES + inside * STEP_BYTES))
         k_at = k.add(keys_base, k.index(strip * KEYS * ROW_BYTES + inside * STEP_BYTES))
         sums = k.inline_ptx(instruction, [descriptor(k, q_at, 16, ATOM_BYTES), descriptor(k, k_at, 16, ATOM_BYTES), *sums],
                             len(sums), f32)
