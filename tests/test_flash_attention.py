@@ -87,9 +87,13 @@ WARPGROUP_HEADS = [case for case, (q, _, v, _, _) in CASES.items() if q[-1] in (
 def test_warpgroup_flash_takes_heads_of_64_and_128(case):
     """On sm_90 (warpgroup_mma) heads of 64 and 128 run on wgmma, p v with p from registers;
     other heads keep the mma.sync kernel."""
+    q, _, v, _, _ = CASES[case]
     lowered = str(lower_for_sm90(attention(*CASES[case])))
     if case in WARPGROUP_HEADS:
         assert "ptx.wgmma.mma_async" in lowered and ".n_major.a_registers" in lowered and "ldmatrix" not in lowered
+        rows = 128 if 128 in (q[-1], v[-1]) else 64  # a head of 128: two warpgroups share a block's k and v
+        grid = ", ".join(str(d) for d in (*q[:-2], -(-q[-2] // rows)))
+        assert f"gpu.block_size = {2 * rows} : i64" in lowered and f"tile.grid = array<i64: {grid}>" in lowered
     else:
         assert "ptx.wgmma" not in lowered and "ptx.mma.sync.aligned.m16n8k16" in lowered
 

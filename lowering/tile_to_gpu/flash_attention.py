@@ -130,18 +130,18 @@ class FlashAttentionLowering(GpuKernelLowering):
     """A kernel marked `tile.flash_attention`, lowered as the flash kernel of the module
     docstring instead of op by op."""
 
-    QUERY_ROWS = QUERIES
-    """Queries per block: the launch grid has one block per QUERY_ROWS of them."""
-    BLOCK_THREADS = THREADS
+    query_rows = QUERIES
+    """Queries per block: the launch grid has one block per query_rows of them."""
+    block_threads = THREADS
 
     def __init__(self, kernel: tile.KernelOp, *options, p16: bool = False):
-        super().__init__(kernel, self.BLOCK_THREADS, *options)
+        super().__init__(kernel, self.block_threads, *options)
         self.p16 = p16
 
     def launch_grid(self) -> tuple[int, ...]:
-        """(batch..., query blocks of QUERY_ROWS) from the marked kernel's grid of 64-query tiles."""
+        """(batch..., query blocks of query_rows) from the marked kernel's grid of 64-query tiles."""
         *batch, tiles = self.kernel.grid_shape()
-        return (*batch, -(-tiles // (self.QUERY_ROWS // QUERIES)))
+        return (*batch, -(-tiles // (self.query_rows // QUERIES)))
 
     def carry_kernel_attributes(self, function) -> None:
         super().carry_kernel_attributes(function)

@@ -3,15 +3,15 @@
 `lower-tile-to-gpu{warpgroup_mma=true}` lowers a kernel marked `tile.flash_attention`
 (flash_attention.py) here when q/k and v heads are 64 or 128: the same online softmax in
 the same registers, with the products on the warpgroup instruction instead of mma.sync.
-A block of two warpgroups (8 warps, 256 threads) takes 128 queries, sharing the copies of
-every k and v block (half the k and v traffic of 64-query blocks); each warpgroup runs the
-products of its 64 rows. The wgmma accumulator repeats mma.sync's fragment layout along n
+A block of one warpgroup (4 warps, 128 threads) takes 64 queries, or, where a head is 128,
+two warpgroups take 128, sharing the copies of every k and v block (half the k and v
+traffic of 64-query blocks; query_rows); each warpgroup runs the products of its 64 rows. The wgmma accumulator repeats mma.sync's fragment layout along n
 (warp w owns rows 16w .. 16w + 15), so the masking, the online softmax and the output
 stores are the mma.sync kernel's own functions.
 Unlike there, a block's softmax runs while the previous block's p v is on the tensor cores
 (FlashAttention-3's overlap of softmax and products within one warpgroup):
 
-    q (128 x D), k and v blocks (64 x D, 64 x Dv; three stages each) -> shared memory in the
+    q (64 or 128 x D), k and v blocks (64 x D, 64 x Dv; three stages each) -> shared memory in the
     128-byte swizzled layout (warpgroup_loop.py): strips of 64 columns, each 64 rows of 128
     bytes, chunk c of row r at c ^ (r % 8);  s = q kᵀ: D / 16 x wgmma m64n64k16 with q and k
     from descriptors (both K-major); p v: 4 x wgmma m64nDvk16 per p fragment, p from
@@ -72,8 +72,6 @@ from strata.lowering.tile_to_gpu.warpgroup_loop import (
 
 HEADS = (64, 128)
 """q/k and v heads of this kernel: whole 128-byte rows of 16-bit elements."""
-ROWS = 2 * QUERIES
-"""Queries per block: two warpgroups of 64 rows share every k and v block's copies."""
 WARPGROUP = 128
 STAGES = 3
 """Shared stages of k and of v: the copies of a block are issued two blocks ahead."""
@@ -82,12 +80,11 @@ STEP_BYTES = 32
 
 
 class WarpgroupFlashLowering(FlashAttentionLowering):
-    """The flash kernel on the warpgroup mma: two warpgroups per block of ROWS queries."""
-
-    QUERY_ROWS = ROWS
-    BLOCK_THREADS = 2 * WARPGROUP
+    """The flash kernel on the warpgroup mma, one warpgroup per 64 queries of a block."""
 
     def __init__(self, kernel, *options, p16: bool = False):
+        self.query_rows = query_rows(kernel)
+        self.block_threads = WARPGROUP * self.query_rows // QUERIES
         super().__init__(kernel, *options, p16=p16)
         self.warpgroup_mma = True
 
@@ -96,13 +93,28 @@ class WarpgroupFlashLowering(FlashAttentionLowering):
         warpgroup_flash_kernel(self, self.flash)
 
 
-def takes(kernel: tile.KernelOp) -> bool:
-    """Whether the marked kernel's q/k and v heads are this kernel's (HEADS)."""
+def heads(kernel: tile.KernelOp) -> tuple[int, int] | None:
+    """The q/k and v heads of a marked kernel (None: not as lower-graph-to-tile writes it;
+    the mma.sync lowering then says why)."""
     views = {op.buffer: op.result.type for op in kernel.body.block.ops if isinstance(op, tile.MakeTensorViewOp)}
     args = kernel.body.block.args
     if len(args) != 4 or args[0] not in views or args[2] not in views:
-        return False  # not as lower-graph-to-tile writes it: the mma.sync lowering says why
-    return views[args[0]].get_shape()[-1] in HEADS and views[args[2]].get_shape()[-1] in HEADS
+        return None
+    return views[args[0]].get_shape()[-1], views[args[2]].get_shape()[-1]
+
+
+def takes(kernel: tile.KernelOp) -> bool:
+    """Whether the marked kernel's heads are this kernel's (HEADS)."""
+    found = heads(kernel)
+    return found is not None and all(head in HEADS for head in found)
+
+
+def query_rows(kernel: tile.KernelOp) -> int:
+    """Queries per block: 128 (two warpgroups sharing every k and v block's copies) where a
+    head is 128, else 64. Measured on an H200 (TFLOP/s, 64 against 128 rows): head 128,
+    4096 keys 233 / 273, causal 209 / 237; head 64, 1024 keys 158 / 141, 4096 causal
+    195 / 170."""
+    return 2 * QUERIES if max(heads(kernel)) == 128 else QUERIES
 
 
 class SwizzledTiles:
@@ -134,10 +146,10 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     queries, depth = flash.q[1].get_shape()[-2:]
     keys, width = flash.v[1].get_shape()[-2:]
     zero = k.index(0)
-    q = operand(k, flash.q, k.QUERY_ROWS, [*batch_ids, query_block, zero])
+    q = operand(k, flash.q, k.query_rows, [*batch_ids, query_block, zero])
     keys_operand = operand(k, flash.k, KEYS, [*batch_ids, None, zero])
     values = operand(k, flash.v, KEYS, [*batch_ids, None, zero])
-    rows_per_block = k.QUERY_ROWS
+    rows_per_block = k.query_rows
     tiles = SwizzledTiles(k, element, rows_per_block, depth, width)
 
     blocks = k.index(-(-keys // KEYS))

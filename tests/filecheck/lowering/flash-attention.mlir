@@ -76,14 +76,14 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // CHECK-LABEL: func.func @wide_attention_values_2
 
 // WGMMA-LABEL: func.func @flash_attention_0
-// WGMMA-SAME:    gpu.block_size = 256
-// WGMMA-SAME:    gpu.dynamic_shared_bytes = 50160
+// WGMMA-SAME:    gpu.block_size = 128
+// WGMMA-SAME:    gpu.dynamic_shared_bytes = 58352
 // WGMMA-SAME:    gpu.barriers = 4
 // WGMMA-SAME:    gpu.warpgroup_mma
-// WGMMA-SAME:    tile.grid = array<i64: 2, 1>
+// WGMMA-SAME:    tile.grid = array<i64: 2, 2>
 // WGMMA-NOT:     ldmatrix
-// Key block 0, peeled: q and its k land, s = q kᵀ (4 m64n64k16 from descriptors), waited
-// for, then its masked online softmax.
+// Key block 0, peeled: q and its k land, the copies of the next two blocks are issued,
+// s = q kᵀ (4 m64n64k16 from descriptors), waited for, then its masked online softmax.
 // WGMMA:         func.call @ptx.cp.async.wait_group.0()
 // WGMMA-NEXT:    func.call @"ptx.fence.proxy.async.shared::cta"()
 // WGMMA-NEXT:    func.call @llvm.nvvm.barrier0()
@@ -97,7 +97,7 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // registers, v N-major) in flight together; wait_group 1 leaves p v running beside the
 // softmax of s; wait_group 0 before o is rescaled.
 // WGMMA:         scf.for
-// WGMMA:           func.call @ptx.cp.async.wait_group.0()
+// WGMMA:           func.call @ptx.cp.async.wait_group.1()
 // WGMMA-NEXT:      func.call @"ptx.fence.proxy.async.shared::cta"()
 // WGMMA-NEXT:      func.call @llvm.nvvm.barrier0()
 // WGMMA:           func.call @ptx.wgmma.fence.sync.aligned()
