@@ -21,7 +21,7 @@ or the NVPTX backend does not take:
 | lowering/llvm emits | here |
 | --- | --- |
 | `fneg` (LLVM 8) | `fsub -0.0, x` |
-| `llvm.maximum/minimum` (LLVM 8) | `llvm.maxnum/minnum` + NaN select (NaN-propagating) |
+| `llvm.maximum/minimum` (LLVM 8) | f32: `max.NaN.f32` / `min.NaN.f32`; f64: `llvm.maxnum/minnum` + NaN select (NaN-propagating) |
 | `llvm.smax/smin/umax/umin`, `llvm.abs` (LLVM 12) | `icmp` + `select` |
 | `llvm.exp/exp2/log/log2/pow/sin/cos/roundeven/fabs`, libm `tanh/erf/log1p` | libdevice `__nv_*` |
 | `bfloat` loads, stores, constants, `fpext`/`fptrunc` | i16 in memory, f32 in registers (below) |
@@ -204,9 +204,15 @@ def float_conversion(emitter: NvvmFunctionEmitter, op: arith.ExtFOp | arith.Trun
 
 
 def nan_propagating(name: str, emitter: NvvmFunctionEmitter, op: Operation) -> ir.Value:
-    """maximumf/minimumf: maxnum/minnum, NaN if either operand is NaN (a + b is then NaN)."""
+    """maximumf/minimumf: of f32, one `max.NaN.f32` / `min.NaN.f32` (sm_80 and later: NaN
+    if either operand is NaN); of f64, maxnum/minnum and a select of a + b (NaN) where an
+    operand is NaN."""
     b = emitter.builder
     lhs, rhs = emitter.operands(op)
+    if lhs.type == FLOAT:
+        instruction = "max" if name == "llvm.maxnum" else "min"
+        return b.asm(ir.FunctionType(FLOAT, [FLOAT, FLOAT]), f"{instruction}.NaN.f32 $0, $1, $2;", "=f,f,f",
+                     [lhs, rhs], side_effect=False)
     number = b.call(emitter.intrinsic(name, lhs.type, 2), [lhs, rhs])
     unordered = b.fcmp_unordered("uno", lhs, rhs)
     return b.select(unordered, b.fadd(lhs, rhs), number)

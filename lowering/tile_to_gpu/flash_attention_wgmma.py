@@ -86,7 +86,6 @@ class WarpgroupFlashLowering(FlashAttentionLowering):
         self.query_rows = query_rows(kernel)
         self.block_threads = WARPGROUP * self.query_rows // QUERIES
         super().__init__(kernel, *options, p16=p16)
-        self.warpgroup_mma = True
 
     def lower_body(self) -> None:
         self.warpgroup_mma_used = True
