@@ -42,6 +42,7 @@ def lower_cross_entropy(op: graph.CrossEntropyOp, p: ProgramLowering) -> None:
     label_tile = k.extend(k.load(k.partition(1, label_view, layout.tile), [*k.program_ids, k.index(0)]), i64, arith.ExtSIOp)
     message = f"{location_prefix(op)}'graph.cross_entropy': a label is outside [0, {classes})"
     k.add(tile.CheckOp(out_of_range(k, label_tile, classes), message))
+
     def picked(column: SSAValue) -> SSAValue:
         columns = k.iota(1, layout.tile)
         origin = k.add(arith.IndexCastOp(k.add(arith.MuliOp(column, k.index(layout.tile[-1]))).results[0], i64)).results[0]

@@ -255,18 +255,39 @@ def key_block_loop(k: GpuKernelLowering, c: KeyBlocks, lower: SSAValue, upper: S
 
     def step(block: SSAValue, stage_row: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
         s = block_products(k, c.scores, c.kind, c.q_fragments, c.keys, stage_row, c.lane)
-        # Scores in base-2 units: exp(scale (s - m)) = 2^(t - m') with t = s · scale · log2(e).
         scale = constant(k, c.flash.scale * LOG2_E)
-        s = [k.emit(arith.MulfOp(value, scale)) for value in s]
-        if masked:
-            s = masked_scores(k, c.flash, s, block, c.rows, c.thread_in_group)
-        new_largest, new_totals, probabilities, corrections = online_softmax_rows(k, s, carried[:2], carried[2:4])
-        acc = [k.emit(arith.MulfOp(value, corrections[(n % 4) // 2])) for n, value in enumerate(carried[4:])]
+        new_largest, new_totals, probabilities, corrections = softmax_block(
+            k, c.flash, scale, s, block, c.rows, c.thread_in_group, carried[:2], carried[2:4], masked
+        )  # fmt: skip
+        acc = rescaled(k, carried[4:], corrections)
         acc = accumulate_products(k, c.output, c.kind, c.flash.p16, probabilities, c.values, stage_row, c.lane_row,
                                   c.lane_column, acc)
         return [*new_largest, *new_totals, *acc]
 
     return streamed_loop(k, lower, upper, state, c.issue, step)
+
+
+def softmax_block(k: GpuKernelLowering, flash: Flash, scale: SSAValue, s: list[SSAValue], block: SSAValue,
+                  rows: list[SSAValue], thread_in_group: SSAValue, largest: list[SSAValue], totals: list[SSAValue],
+                  masked: bool) -> tuple[list[SSAValue], list[SSAValue], list[SSAValue], list[SSAValue]]:
+    """The online softmax of key block `block`'s scores s in fragments (online_softmax_rows),
+    in base-2 units: exp(scale (s - m)) = 2^(t - m') with t = s · `scale` (the attention's
+    scale times log2(e)); `masked`: keys past the end and (causal) past the query are -inf."""
+    t = [k.emit(arith.MulfOp(value, scale)) for value in s]
+    if masked:
+        t = masked_scores(k, flash, t, block, rows, thread_in_group)
+    return online_softmax_rows(k, t, largest, totals)
+
+
+def rescaled(k: GpuKernelLowering, acc: list[SSAValue], corrections: list[SSAValue]) -> list[SSAValue]:
+    """A [rows x width] accumulator in fragments times each of this lane's two rows' correction."""
+    return [k.emit(arith.MulfOp(value, corrections[(n % 4) // 2])) for n, value in enumerate(acc)]
+
+
+def a_fragment_pairs(terms: list[SSAValue], step: int) -> list[tuple[SSAValue, SSAValue]]:
+    """The f32 pairs of a score tile in fragments (terms) that make the a fragment of keys
+    16 step .. 16 step + 15: tiles 2 step and 2 step + 1, registers c0..c3 each."""
+    return [(terms[8 * step + n], terms[8 * step + n + 1]) for n in (0, 2, 4, 6)]
 
 
 def block_products(k: GpuKernelLowering, layout: MmaFragments, kind: TensorCoreKind, a: list[list[SSAValue]],
@@ -288,11 +309,9 @@ def accumulate_products(k: GpuKernelLowering, layout: MmaFragments, kind: Tensor
     p_fragments (two 16-bit fragments, one with p16)."""
     sums = list(sums)
     for step in range(KEYS // 16):
-        # The a fragment of 16 keys: tiles 2 step and 2 step + 1 (registers c0..c3 each).
-        pairs = [(terms[8 * step + n], terms[8 * step + n + 1]) for n in (0, 2, 4, 6)]
         row = k.add(k.add(stage_row, lane_row), k.index(16 * step))
         b_fragments = b16_b_fragments(k, layout, b, row, k.index(0), lane_column)
-        for fragment in p_fragments(k, kind.element, p16, pairs):
+        for fragment in p_fragments(k, kind.element, p16, a_fragment_pairs(terms, step)):
             multiply_fragments(k, layout, kind, [fragment], b_fragments, sums)
     return sums
 
@@ -304,15 +323,24 @@ def streamed_loop(k: GpuKernelLowering, lower: SSAValue, upper: SSAValue, state:
     copies, issue the next block's (into the stage the block before it used, which every
     thread is done with after the barrier), then body(block, first shared row of its stage,
     state)."""
+
+    def streamed(block: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+        k.inline_ptx("cp.async.wait_group.0", [])
+        k.barriers.barrier()
+        following = k.add(block, k.index(1))
+        issue(following, k.emit(arith.RemUIOp(following, k.index(2))))
+        stage_row = k.mul(k.emit(arith.RemUIOp(block, k.index(2))), k.index(KEYS))
+        return body(block, stage_row, carried)
+
+    return block_loop(k, lower, upper, state, streamed)
+
+
+def block_loop(k: GpuKernelLowering, lower: SSAValue, upper: SSAValue, state: list[SSAValue],
+               body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+    """scf.for over blocks lower .. upper carrying `state` through body(block, state)."""
     loop_body = Block(arg_types=[IndexType(), *(v.type for v in state)])
     outer, k.cursor = k.cursor, loop_body
-    block = loop_body.args[0]
-    k.inline_ptx("cp.async.wait_group.0", [])
-    k.barriers.barrier()
-    following = k.add(block, k.index(1))
-    issue(following, k.emit(arith.RemUIOp(following, k.index(2))))
-    stage_row = k.mul(k.emit(arith.RemUIOp(block, k.index(2))), k.index(KEYS))
-    k.emit(scf.YieldOp(*body(block, stage_row, list(loop_body.args[1:]))))
+    k.emit(scf.YieldOp(*body(loop_body.args[0], list(loop_body.args[1:]))))
     k.cursor = outer
     return list(k.emit(scf.ForOp(lower, upper, k.index(1), state, Region(loop_body))).owner.results)
 

@@ -37,23 +37,24 @@ its landed copies before the barrier.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, f32
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import f32
+from xdsl.ir import SSAValue
 
 from strata.dialects import tile
-from strata.dialects.tile_types import element_bytes
 from strata.lowering.tile_to_gpu.flash_attention import (
     KEYS,
     LOG2_E,
     QUERIES,
     Flash,
     FlashAttentionLowering,
+    a_fragment_pairs,
+    block_loop,
     constant,
-    masked_scores,
-    online_softmax_rows,
     operand,
     p_fragments,
+    rescaled,
+    softmax_block,
     store_output,
 )
 from strata.lowering.tile_to_gpu.fragments import MmaFragments
@@ -64,6 +65,7 @@ from strata.lowering.tile_to_gpu.warpgroup_loop import (
     ATOM_BYTES,
     K_TILE,
     ROW_BYTES,
+    atom_aligned_buffer,
     descriptor,
     n_major_target,
     wait_for_products,
@@ -126,10 +128,7 @@ class SwizzledTiles:
         self.k_stage_bytes = KEYS * depth * 2
         self.v_stage_bytes = KEYS * width * 2
         total = self.q_bytes + STAGES * (self.k_stage_bytes + self.v_stage_bytes)
-        slack = ATOM_BYTES - 16  # the buffer starts 16-aligned; its first atom 1024-aligned
-        buffer = k.shared_alloca([(total + slack) // element_bytes(element)], element, dynamic=True)
-        start = k.emit(memref.ExtractAlignedPointerAsIndexOp.get(buffer))
-        self.q = k.mul(k.emit(arith.DivUIOp(k.add(start, k.index(slack)), k.index(ATOM_BYTES))), k.index(ATOM_BYTES))
+        self.q = atom_aligned_buffer(k, total, element)
 
     def keys(self, stage: SSAValue) -> SSAValue:
         return self.k.add(self.q, self.k.add(self.k.index(self.q_bytes), self.k.mul(stage, self.k.index(self.k_stage_bytes))))
@@ -177,10 +176,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     scale = constant(k, flash.scale * LOG2_E)
 
     def softmax(block: SSAValue, s: list[SSAValue], largest: list[SSAValue], totals: list[SSAValue], masked: bool):
-        t = [k.emit(arith.MulfOp(value, scale)) for value in s]
-        if masked:
-            t = masked_scores(k, flash, t, block, rows, thread_in_group)
-        return online_softmax_rows(k, t, largest, totals)
+        return softmax_block(k, flash, scale, s, block, rows, thread_in_group, largest, totals, masked)
 
     # Block 0, peeled (masked: it may be the diagonal or a partial block).
     issue_copies(k, q, zero, n_major_target(k, tiles.q, rows_per_block))
@@ -205,8 +201,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
         s, acc = wait_for_older(k, s, acc)  # the scores are done; p v runs on beside the softmax
         new_largest, new_totals, p, corrections = softmax(block, s, largest, totals, masked)
         acc = wait_for_products(k, 0, acc)
-        acc = [k.emit(arith.MulfOp(value, corrections[(n % 4) // 2])) for n, value in enumerate(acc)]
-        return [*new_largest, *new_totals, *acc, *p]
+        return [*new_largest, *new_totals, *rescaled(k, acc, corrections), *p]
 
     state = [*largest, *totals] + [nothing] * (4 * output.tiles_n) + p
     unmasked = k.index(keys // KEYS)
@@ -238,15 +233,6 @@ def wait_for_older(k: GpuKernelLowering, older: list[SSAValue], newer: list[SSAV
     return values[: len(older)], values[len(older):]
 
 
-def block_loop(k: GpuKernelLowering, lower: SSAValue, upper: SSAValue, state: list[SSAValue], body) -> list[SSAValue]:
-    """scf.for over key blocks lower .. upper carrying `state` through body(block, state)."""
-    loop_body = Block(arg_types=[IndexType(), *(v.type for v in state)])
-    outer, k.cursor = k.cursor, loop_body
-    k.emit(scf.YieldOp(*body(loop_body.args[0], list(loop_body.args[1:]))))
-    k.cursor = outer
-    return list(k.emit(scf.ForOp(lower, upper, k.index(1), state, Region(loop_body))).owner.results)
-
-
 def score_products(k: GpuKernelLowering, element, tiles: SwizzledTiles, q_rows: SSAValue, stage: SSAValue, depth: int,
                    rows: int, wait: bool = True) -> list[SSAValue]:
     """s = q kᵀ of the stage's key block: the warpgroup's [64 x 64] accumulator (its 64 rows
@@ -276,10 +262,9 @@ def value_products(k: GpuKernelLowering, element, p16: bool, p: list[SSAValue], 
     instruction = wgmma_instruction(width, element, False, True) + ".a_registers"
     products = []
     for step in range(KEYS // 16):
-        pairs = [(p[8 * step + n], p[8 * step + n + 1]) for n in (0, 2, 4, 6)]
         v_at = k.add(values_base, k.index(step * 16 * ROW_BYTES))
         v_descriptor = descriptor(k, v_at, KEYS * ROW_BYTES, ATOM_BYTES)
-        products += [(fragment, v_descriptor) for fragment in p_fragments(k, element, p16, pairs)]
+        products += [(fragment, v_descriptor) for fragment in p_fragments(k, element, p16, a_fragment_pairs(p, step))]
     # Every a fragment is written before the fence: registers a wgmma reads must not change
     # after it (ptxas would otherwise insert a warpgroup.arrive before each product).
     k.inline_ptx("wgmma.fence.sync.aligned", [])

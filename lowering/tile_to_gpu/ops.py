@@ -24,7 +24,7 @@ from xdsl.ir import Block, Region, SSAValue
 from strata.dialects import tile, token
 from strata.dialects.graph_base import is_float
 from strata.support.errors import StrataError
-from strata.lowering.tile_builder import contiguous_strides, next_power_of_two, previous_power_of_two
+from strata.lowering.tile_builder import next_power_of_two, previous_power_of_two
 from strata.lowering.tile_to_gpu.kernel import GPU_LOWERINGS, NVVM_PREFIX, GpuKernelLowering
 from strata.lowering.tile_to_gpu.threads import WARP, RegionValues
 from strata.lowering.tile_to_gpu.tensor_core_loop import pipelined_loop
@@ -140,9 +140,7 @@ def _reduce_in_row_lanes(k: GpuKernelLowering, op: tile.ReduceOp) -> bool:
         total = butterfly(k, total, lanes, combine)
         out_indices = [*row, k.index(0)]
         k.element_cache[k.keys.element_key(result, out_indices)] = total
-        slot = k.index(0)
-        for index, stride in zip(row, contiguous_strides(out_shape)):
-            slot = k.add(slot, k.mul(index, k.index(stride)))
+        slot = result.output(k, out_indices)
         first_lane = k.emit(arith.CmpiOp(k.emit(arith.RemUIOp(k.thread, k.index(lanes))), k.index(0), "eq"))
         k.note_write(scratch, (), None)
         writes = k.all_of([first_lane] + ([row_inside] if row_inside is not None else []))

@@ -32,12 +32,16 @@ class PartialsTile(Tile):
         """What it reads (tile_to_loops.kernel.buffers_read): its scratch row."""
         return {self.scratch}
 
-    def combine_partials(self, k: ThreadMappedLowering, indices: Sequence[SSAValue]) -> SSAValue:
-        k.note_read(self.scratch, (), None)
+    def output(self, k: ThreadMappedLowering, indices: Sequence[SSAValue]) -> SSAValue:
+        """The flat position of the output element at `indices` (row-major in out_shape)."""
         output = k.index(0)
         for index, stride in zip(indices, contiguous_strides(self.out_shape)):
             output = k.add(output, k.mul(index, k.index(stride)))
-        first = k.mul(output, k.index(self.parts))
+        return output
+
+    def combine_partials(self, k: ThreadMappedLowering, indices: Sequence[SSAValue]) -> SSAValue:
+        k.note_read(self.scratch, (), None)
+        first = k.mul(self.output(k, indices), k.index(self.parts))
         total = k.emit(memref.LoadOp.get(self.scratch, [first]))
         for part in range(1, self.parts):
             slot = k.add(first, k.index(part))

@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import IndexType, f32, i32, i64
 from xdsl.ir import Block, Region, SSAValue
 
 from strata.dialects import tile
+from strata.dialects.tile_types import element_bytes
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, tensor_core_operands
 from strata.lowering.tile_to_gpu.kernel import WARPGROUP_SHARED_LIMIT, GpuKernelLowering
 from strata.lowering.tile_to_gpu.threads import WARP
@@ -55,6 +56,8 @@ K_TILE = 64
 ROW_BYTES = 128
 ATOM_BYTES = 8 * ROW_BYTES
 """An 8 x 128-byte swizzle atom: the swizzle's repeat and its alignment."""
+ATOM_SLACK = ATOM_BYTES - 16
+"""Bytes a 16-aligned buffer may need to skip to its first 1024-aligned atom."""
 INSTRUCTION_K = 16
 WARPGROUP_ROWS = 64
 MAX_COLUMNS = 256
@@ -96,15 +99,12 @@ def warpgroup_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
         return False
     a_bytes, b_bytes = rows * ROW_BYTES, columns * ROW_BYTES
     stage_bytes = a_bytes + b_bytes
-    slack = ATOM_BYTES - 16  # the buffer starts 16-aligned; its first atom 1024-aligned
-    stages = min(k.mma_stages, (WARPGROUP_SHARED_LIMIT - k.shared_bytes - k.dynamic_shared_bytes - slack) // stage_bytes)
+    stages = min(k.mma_stages, (WARPGROUP_SHARED_LIMIT - k.shared_bytes - k.dynamic_shared_bytes - ATOM_SLACK) // stage_bytes)
     if stages < 3:
         return False
     k.warpgroup_mma_used = True
     layout = MmaFragments(shape, k.block_size // WARP, 1)
-    buffer = k.shared_alloca([(stages * stage_bytes + slack) // 2], kind.element, dynamic=True)
-    start = k.emit(memref.ExtractAlignedPointerAsIndexOp.get(buffer))
-    base = k.mul(k.emit(arith.DivUIOp(k.add(start, k.index(slack)), k.index(ATOM_BYTES))), k.index(ATOM_BYTES))
+    base = atom_aligned_buffer(k, stages * stage_bytes, kind.element)
     steps = k.values[op.ub]
 
     def stage_base(stage: SSAValue, offset: int) -> SSAValue:
@@ -137,6 +137,14 @@ def warpgroup_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
     loop = k.emit(scf.ForOp(k.index(0), steps, k.index(1), start_values, Region(block)))
     bind_accumulator(k, op, a, b, layout, wait_for_products(k, 0, list(loop.owner.results)))
     return True
+
+
+def atom_aligned_buffer(k: GpuKernelLowering, size: int, element) -> SSAValue:
+    """The shared address (index) of `size` bytes of dynamic shared memory from a 1024-aligned
+    start (a swizzle atom's alignment), taken from a buffer ATOM_SLACK bytes longer."""
+    buffer = k.shared_alloca([(size + ATOM_SLACK) // element_bytes(element)], element, dynamic=True)
+    start = k.emit(memref.ExtractAlignedPointerAsIndexOp.get(buffer))
+    return k.mul(k.emit(arith.DivUIOp(k.add(start, k.index(ATOM_SLACK)), k.index(ATOM_BYTES))), k.index(ATOM_BYTES))
 
 
 def k_major_target(k: GpuKernelLowering, tile_base: SSAValue) -> Callable[[SSAValue, SSAValue], SSAValue]:
