@@ -118,15 +118,13 @@ def matmul_kernel(
         k_limit = p.cost.matmul_16bit_k
     scale = p.cost.matmul_16bit_scale if low_precision else 1
     instances = math.prod(batch)
+    tm = min(next_power_of_two(m), p.cost.matmul_m * scale)
     n_limit = p.cost.matmul_n * scale
     if low_precision and p.cost.matmul_16bit_n:
-        wide_tiles = instances * -(-m // min(next_power_of_two(m), p.cost.matmul_m * scale)) * -(-n // p.cost.matmul_16bit_n)
+        wide_tiles = instances * -(-m // tm) * -(-n // p.cost.matmul_16bit_n)
         if wide_tiles_pay(p, wide_tiles, kdim):
             n_limit = p.cost.matmul_16bit_n
-    tm, tn, tk = (
-        min(next_power_of_two(size), limit)
-        for size, limit in ((m, p.cost.matmul_m * scale), (n, n_limit), (kdim, k_limit))
-    )
+    tn, tk = (min(next_power_of_two(size), limit) for size, limit in ((n, n_limit), (kdim, k_limit)))
     operand_bytes, acc_bytes = element_bytes(a_type.element_type), element_bytes(accumulate)
     budget = p.cost.matmul_bytes * scale * scale
     while budget and (tm * tk + tk * tn) * operand_bytes + tm * tn * acc_bytes > budget:
