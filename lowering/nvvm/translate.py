@@ -287,6 +287,7 @@ INLINE_PTX = {
     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32": mma_template("f16"),
     "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32": mma_template("tf32", 8),
     "cvt.rna.tf32.f32": "cvt.rna.tf32.f32 $0, $1;",
+    "ex2.approx.ftz.f32": "ex2.approx.ftz.f32 $0, $1;",
     "cvt.rn.bf16x2.f32": "cvt.rn.bf16x2.f32 $0, $1, $2;",
     "cvt.rn.f16x2.f32": "cvt.rn.f16x2.f32 $0, $1, $2;",
     "unpack.f16x2.f32": "{ .reg .b16 low, high; mov.b32 {low, high}, $2; cvt.f32.f16 $0, low; cvt.f32.f16 $1, high; }",
@@ -309,7 +310,7 @@ INLINE_PTX = {
 }  # fmt: skip
 """The PTX a call of @ptx.<name> stands for: $n are its results, then its operands (an
 address is an i32 in shared memory, an index (i64) in global memory)."""
-PURE_PTX = ("mma.", "cvt.", "unpack.")
+PURE_PTX = ("mma.", "cvt.", "unpack.", "ex2.")
 """Instructions without memory effects; every other one is a volatile asm that clobbers memory."""
 TIED_PTX = ("wgmma.mma_async.", "wgmma.wait_group.")
 """Instructions whose last operands are their results' values before (tied registers): the

@@ -271,12 +271,15 @@ def softmax_block(k: GpuKernelLowering, flash: Flash, scale: SSAValue, s: list[S
                   rows: list[SSAValue], thread_in_group: SSAValue, largest: list[SSAValue], totals: list[SSAValue],
                   masked: bool) -> tuple[list[SSAValue], list[SSAValue], list[SSAValue], list[SSAValue]]:
     """The online softmax of key block `block`'s scores s in fragments (online_softmax_rows),
-    in base-2 units: exp(scale (s - m)) = 2^(t - m') with t = s · `scale` (the attention's
-    scale times log2(e)); `masked`: keys past the end and (causal) past the query are -inf."""
-    t = [k.emit(arith.MulfOp(value, scale)) for value in s]
+    in base-2 units: exp(scale (s - m)) = 2^(`scale` s - `scale` m), `scale` the attention's
+    scale times log2(e). With a positive scale the maxima are of the raw scores and each
+    exponent is one fma (s · scale - m · scale); otherwise of t = s · scale. `masked`: keys
+    past the end and (causal) past the query are -inf."""
+    raw = flash.scale > 0
+    t = s if raw else [k.emit(arith.MulfOp(value, scale)) for value in s]
     if masked:
         t = masked_scores(k, flash, t, block, rows, thread_in_group)
-    return online_softmax_rows(k, t, largest, totals)
+    return online_softmax_rows(k, t, largest, totals, scale if raw else None)
 
 
 def rescaled(k: GpuKernelLowering, acc: list[SSAValue], corrections: list[SSAValue]) -> list[SSAValue]:
@@ -345,11 +348,14 @@ def block_loop(k: GpuKernelLowering, lower: SSAValue, upper: SSAValue, state: li
     return list(k.emit(scf.ForOp(lower, upper, k.index(1), state, Region(loop_body))).owner.results)
 
 
-def online_softmax_rows(k: GpuKernelLowering, t: list[SSAValue], largest: list[SSAValue], totals: list[SSAValue]
+def online_softmax_rows(k: GpuKernelLowering, t: list[SSAValue], largest: list[SSAValue], totals: list[SSAValue],
+                        factor: SSAValue | None = None
                         ) -> tuple[list[SSAValue], list[SSAValue], list[SSAValue], list[SSAValue]]:
     """One block of the online softmax (base 2) over this lane's two rows of a score tile t
     in fragments (a row's values are spread over the 4 lanes of a quad): (new row maxima,
-    new per-lane row sums, p = 2^(t - m'), the corrections 2^(m - m') of what was summed)."""
+    new per-lane row sums, p = 2^(t - m'), the corrections 2^(m - m') of what was summed).
+    Given a positive `factor`, t and the maxima are in units of 1 / factor: p = 2^(t factor
+    - m' factor), one fma each."""
     nothing, minus_infinity = constant(k, 0.0), constant(k, float("-inf"))
     new_largest, new_totals, probabilities, corrections = [], [], list(t), []
     for row in range(2):
@@ -358,14 +364,29 @@ def online_softmax_rows(k: GpuKernelLowering, t: list[SSAValue], largest: list[S
         new = k.emit(arith.MaximumfOp(largest[row], row_max))
         # A row with every key masked so far keeps m = -inf: exponents against 0 instead of NaN.
         finite = k.emit(arith.SelectOp(k.emit(arith.CmpfOp(new, minus_infinity, "oeq")), nothing, new))
-        for n in mine:
-            probabilities[n] = k.emit(xmath.Exp2Op(k.emit(arith.SubfOp(t[n], finite))))
-        correction = k.emit(xmath.Exp2Op(k.emit(arith.SubfOp(largest[row], finite))))
+        difference = k.emit(arith.SubfOp(largest[row], finite))
+        if factor is None:
+            for n in mine:
+                probabilities[n] = exp2(k, k.emit(arith.SubfOp(t[n], finite)))
+        else:
+            offset = k.emit(arith.NegfOp(k.emit(arith.MulfOp(finite, factor))))
+            for n in mine:
+                probabilities[n] = exp2(k, k.emit(xmath.FmaOp(t[n], factor, offset)))
+            difference = k.emit(arith.MulfOp(difference, factor))
+        correction = exp2(k, difference)
         row_sum = fold(k, [probabilities[n] for n in mine], arith.AddfOp)
         new_totals.append(k.emit(arith.AddfOp(k.emit(arith.MulfOp(totals[row], correction)), row_sum)))
         new_largest.append(new)
         corrections.append(correction)
     return new_largest, new_totals, probabilities, corrections
+
+
+def exp2(k: GpuKernelLowering, value: SSAValue) -> SSAValue:
+    """2^value by `ex2.approx.ftz.f32`: the flash kernels' exponents are at most 0 (up to a
+    rounding) and their results are summed beside a 1 (the row's maximum), so flushing results below 2^-126 to
+    zero changes a row by less than f32 resolves; it saves ptxas's subnormal scaling (a
+    compare and two predicated multiplies per exponent)."""
+    return k.inline_ptx("ex2.approx.ftz.f32", [value], 1, f32)[0]
 
 
 def copy_issuer(k: GpuKernelLowering, streams: list[Operand], blocks: SSAValue) -> Callable[[SSAValue, SSAValue], None]:

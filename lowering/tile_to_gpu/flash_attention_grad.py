@@ -45,6 +45,7 @@ from strata.lowering.tile_to_gpu.flash_attention import (
     block_products,
     constant,
     copy_issuer,
+    exp2,
     fragment_column,
     online_softmax_rows,
     operand,
@@ -351,7 +352,7 @@ class Kernel:
                       dots: Callable[[int], SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
         """(p, ds) = (2^(t - L log2 e), p (dp - D)) with L and D of register n's row or column."""
         k = self.k
-        p = [k.emit(xmath.Exp2Op(k.emit(arith.SubfOp(value, lse(n))))) for n, value in enumerate(t)]
+        p = [exp2(k, k.emit(arith.SubfOp(value, lse(n)))) for n, value in enumerate(t)]
         ds = [k.emit(arith.MulfOp(p[n], k.emit(arith.SubfOp(dp[n], dots(n))))) for n in range(len(t))]
         return p, ds
 

@@ -67,6 +67,7 @@ from strata.lowering.tile_to_gpu.warpgroup_loop import (
     ROW_BYTES,
     atom_aligned_buffer,
     descriptor,
+    moved_descriptor,
     n_major_target,
     wait_for_products,
     wgmma_instruction,
@@ -155,17 +156,14 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     if flash.causal:  # query block b sees key blocks 0 .. 2b + 1
         blocks = k.emit(arith.MinUIOp(k.mul(k.add(query_block, k.index(1)), k.index(per_block)), blocks))
 
-    def issue(key_block: SSAValue, value_block: SSAValue) -> None:
+    def issue(key_block: SSAValue, key_stage: SSAValue, value_block: SSAValue, value_stage: SSAValue) -> None:
         """One copy group: k of `key_block` and v of `value_block` into their stages."""
-        for stream, wanted, stage_base in ((keys_operand, key_block, tiles.keys), (values, value_block, tiles.values)):
-            def copies(stream=stream, wanted=wanted, stage_base=stage_base) -> None:
-                issue_copies(k, stream, wanted, n_major_target(k, stage_base(stage_of(wanted)), KEYS))
+        for stream, wanted, stage in ((keys_operand, key_block, tiles.keys(key_stage)), (values, value_block, tiles.values(value_stage))):
+            def copies(stream=stream, wanted=wanted, stage=stage) -> None:
+                issue_copies(k, stream, wanted, n_major_target(k, stage, KEYS))
 
             k.guarded(k.emit(arith.CmpiOp(wanted, blocks, "ult")), copies)
         k.inline_ptx("cp.async.commit_group", [])
-
-    def stage_of(block: SSAValue) -> SSAValue:
-        return k.emit(arith.RemUIOp(block, k.index(STAGES)))
 
     scores = MmaFragments((rows_per_block, KEYS), rows_per_block // 16, 1)
     output = MmaFragments((rows_per_block, width), rows_per_block // 16, 1)
@@ -185,34 +183,36 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     k.inline_ptx("cp.async.commit_group", [])
     landed(k, 0)
     one, two = k.index(1), k.index(2)
-    issue(one, zero)
-    issue(two, one)
+    issue(one, one, zero, zero)
+    issue(two, two, one, one)
     minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
     s = score_products(k, element, tiles, q_rows, zero, depth, rows_per_block)
     largest, totals, p, _ = softmax(zero, s, [minus_infinity] * 2, [nothing] * 2, masked=True)
 
     def step(block: SSAValue, carried: list[SSAValue], masked: bool) -> list[SSAValue]:
-        """Key block `block` (module docstring): carried (m, l, o, p of the block before)."""
-        largest, totals, acc, p = carried[:2], carried[2:4], carried[4:-(KEYS // 2)], carried[-(KEYS // 2):]
+        """Key block `block` (module docstring): carried (m, l, o, p of the block before, the
+        stages of blocks j, j + 1 and j + 2, which are also j - 1's: rotated, not computed)."""
+        largest, totals, acc, p = carried[:2], carried[2:4], carried[4:-(KEYS // 2) - STAGES], carried[-(KEYS // 2) - STAGES:-STAGES]
+        stages = carried[-STAGES:]
         landed(k, 1)  # k of this block, v of the one before (the group of two blocks back)
-        issue(k.add(block, two), k.add(block, one))
-        s = score_products(k, element, tiles, q_rows, stage_of(block), depth, rows_per_block, wait=False)
-        acc = value_products(k, element, flash.p16, p, tiles.values(stage_of(k.emit(arith.SubiOp(block, one)))), width, acc)
+        issue(k.add(block, two), stages[2], k.add(block, one), stages[1])
+        s = score_products(k, element, tiles, q_rows, stages[0], depth, rows_per_block, wait=False)
+        acc = value_products(k, element, flash.p16, p, tiles.values(stages[2]), width, acc)
         s, acc = wait_for_older(k, s, acc)  # the scores are done; p v runs on beside the softmax
         new_largest, new_totals, p, corrections = softmax(block, s, largest, totals, masked)
         acc = wait_for_products(k, 0, acc)
-        return [*new_largest, *new_totals, *rescaled(k, acc, corrections), *p]
+        return [*new_largest, *new_totals, *rescaled(k, acc, corrections), *p, *stages[1:], stages[0]]
 
-    state = [*largest, *totals] + [nothing] * (4 * output.tiles_n) + p
+    state = [*largest, *totals] + [nothing] * (4 * output.tiles_n) + p + [one, two, zero]
     unmasked = k.index(keys // KEYS)
     if flash.causal:  # key blocks wholly left of the block's first query
         unmasked = k.emit(arith.MinUIOp(k.mul(query_block, k.index(per_block)), unmasked))
     unmasked = k.emit(arith.MaxUIOp(unmasked, one))
     for lower, upper, masked in ((one, unmasked, False), (unmasked, blocks, True)):
         state = block_loop(k, lower, upper, state, lambda block, carried, masked=masked: step(block, carried, masked))
-    landed(k, 0)  # v of the last block
-    last = k.emit(arith.SubiOp(blocks, one))
-    acc = value_products(k, element, flash.p16, state[-(KEYS // 2):], tiles.values(stage_of(last)), width, state[4:-(KEYS // 2)])
+    landed(k, 0)  # v of the last block (in the stage of the block after the next)
+    p, last_stage = state[-(KEYS // 2) - STAGES:-STAGES], state[-1]
+    acc = value_products(k, element, flash.p16, p, tiles.values(last_stage), width, state[4:-(KEYS // 2) - STAGES])
     acc = wait_for_products(k, 0, acc)
     totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in state[2:4]]
     store_output(k, flash, acc, totals, rows, thread_in_group, batch_ids, queries, output)
@@ -239,17 +239,16 @@ def score_products(k: GpuKernelLowering, element, tiles: SwizzledTiles, q_rows: 
     of q at `q_rows` in each strip of `rows` rows), D / 16 products with both operands K-major (k16 step i:
     strip i // 4, 32 bytes per step in it), waited for unless `wait` is off (then the
     registers are in flight)."""
-    keys_base = tiles.keys(stage)
+    q_first, k_first = descriptor(k, q_rows, 16, ATOM_BYTES), descriptor(k, tiles.keys(stage), 16, ATOM_BYTES)
     sums = [constant(k, 0.0)] * (KEYS // 2)
     instruction = wgmma_instruction(KEYS, element, False, False)
     k.inline_ptx("wgmma.fence.sync.aligned", [])
     steps_per_strip = K_TILE // 16
     for step in range(depth // 16):
         strip, inside = divmod(step, steps_per_strip)
-        q_at = k.add(q_rows, k.index(strip * rows * ROW_BYTES + inside * STEP_BYTES))
-        k_at = k.add(keys_base, k.index(strip * KEYS * ROW_BYTES + inside * STEP_BYTES))
-        sums = k.inline_ptx(instruction, [descriptor(k, q_at, 16, ATOM_BYTES), descriptor(k, k_at, 16, ATOM_BYTES), *sums],
-                            len(sums), f32)
+        q_at = moved_descriptor(k, q_first, strip * rows * ROW_BYTES + inside * STEP_BYTES)
+        k_at = moved_descriptor(k, k_first, strip * KEYS * ROW_BYTES + inside * STEP_BYTES)
+        sums = k.inline_ptx(instruction, [q_at, k_at, *sums], len(sums), f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])
     return wait_for_products(k, 0, sums) if wait else sums
 
@@ -261,9 +260,9 @@ def value_products(k: GpuKernelLowering, element, p16: bool, p: list[SSAValue], 
     columns KEYS rows of 128 bytes apart)."""
     instruction = wgmma_instruction(width, element, False, True) + ".a_registers"
     products = []
+    v_first = descriptor(k, values_base, KEYS * ROW_BYTES, ATOM_BYTES)
     for step in range(KEYS // 16):
-        v_at = k.add(values_base, k.index(step * 16 * ROW_BYTES))
-        v_descriptor = descriptor(k, v_at, KEYS * ROW_BYTES, ATOM_BYTES)
+        v_descriptor = moved_descriptor(k, v_first, step * 16 * ROW_BYTES)
         products += [(fragment, v_descriptor) for fragment in p_fragments(k, element, p16, a_fragment_pairs(p, step))]
     # Every a fragment is written before the fence: registers a wgmma reads must not change
     # after it (ptxas would otherwise insert a warpgroup.arrive before each product).

@@ -189,6 +189,14 @@ def descriptor(k: GpuKernelLowering, at: SSAValue, leading: int, stride: int) ->
     return k.emit(arith.IndexCastOp(k.emit(arith.OrIOp(encoded, k.index(fields))), i64))
 
 
+def moved_descriptor(k: GpuKernelLowering, base: SSAValue, offset: int) -> SSAValue:
+    """The descriptor `base` of a tile `offset` bytes further: one add to its address field
+    (address / 16 in bits 0-13), which cannot carry out as every shared address is below
+    2^18 bytes; the per-instruction descriptors of a stage then cost an add each instead of
+    a divide, a mask and an or."""
+    return k.emit(arith.AddiOp(base, k.emit(arith.ConstantOp.from_int_and_width(offset >> 4, i64)))) if offset else base
+
+
 def multiply_stage(k: GpuKernelLowering, element, a: Operand, b: Operand, columns: int, a_base: SSAValue,
                    b_base: SSAValue, sums: list[SSAValue]) -> list[SSAValue]:
     """Issues the stage's four k16 products of this thread's warpgroup (64 rows of a) into
@@ -196,16 +204,17 @@ def multiply_stage(k: GpuKernelLowering, element, a: Operand, b: Operand, column
     warpgroup = k.emit(arith.DivUIOp(k.thread, k.index(4 * WARP)))
     a_rows = k.add(a_base, k.mul(warpgroup, k.index(WARPGROUP_ROWS * ROW_BYTES)))
     instruction = wgmma_instruction(columns, element, a.m_major, not b.k_major)
+    if a.m_major:  # 16 k rows further a step; the warpgroup's 64 rows are one strip
+        a_first, a_step = descriptor(k, a_rows, a.rows * ROW_BYTES, ATOM_BYTES), INSTRUCTION_K * ROW_BYTES
+    else:
+        a_first, a_step = descriptor(k, a_rows, 16, ATOM_BYTES), INSTRUCTION_K * 2
+    if b.k_major:
+        b_first, b_step = descriptor(k, b_base, 16, ATOM_BYTES), INSTRUCTION_K * 2
+    else:  # 16 k rows further a step; the next 64 columns a strip (64 k rows) further
+        b_first, b_step = descriptor(k, b_base, b.rows * ROW_BYTES, ATOM_BYTES), INSTRUCTION_K * ROW_BYTES
     k.inline_ptx("wgmma.fence.sync.aligned", [])
     for step in range(K_TILE // INSTRUCTION_K):
-        if a.m_major:  # 16 k rows further; the warpgroup's 64 rows are one strip
-            a_descriptor = descriptor(k, k.add(a_rows, k.index(step * INSTRUCTION_K * ROW_BYTES)), a.rows * ROW_BYTES, ATOM_BYTES)
-        else:
-            a_descriptor = descriptor(k, k.add(a_rows, k.index(step * INSTRUCTION_K * 2)), 16, ATOM_BYTES)
-        if b.k_major:
-            b_descriptor = descriptor(k, k.add(b_base, k.index(step * INSTRUCTION_K * 2)), 16, ATOM_BYTES)
-        else:  # 16 k rows further; the next 64 columns a strip (64 k rows) further
-            b_descriptor = descriptor(k, k.add(b_base, k.index(step * INSTRUCTION_K * ROW_BYTES)), b.rows * ROW_BYTES, ATOM_BYTES)
+        a_descriptor, b_descriptor = moved_descriptor(k, a_first, step * a_step), moved_descriptor(k, b_first, step * b_step)
         sums = k.inline_ptx(instruction, [a_descriptor, b_descriptor, *sums], len(sums), f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])
     return wait_for_products(k, 1, sums)

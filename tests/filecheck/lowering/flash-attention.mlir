@@ -6,8 +6,10 @@
 // memory, ldmatrix fragments, mma.sync for q kᵀ and p v (p split into two bf16 fragments),
 // quad shuffles for the row maximum and the final row sums, one barrier per key block.
 // Two key-block loops: the blocks wholly left of the diagonal and inside the keys take no
-// mask, the rest compare keys with the end and the query rows. exp2 of scores pre-scaled
-// by scale · log2(e). gpu-pipeline{allow_16bit_attention_p=true} rounds p to one bf16
+// mask, the rest compare keys with the end and the query rows. Row maxima of the raw
+// scores; each p = 2^(s · c - m · c), c = scale · log2(e), is one fma and one ex2.approx.ftz
+// (no libdevice exp2, no multiply of every score).
+// gpu-pipeline{allow_16bit_attention_p=true} rounds p to one bf16
 // fragment: half the p v products. gpu-pipeline{warpgroup_mma=true} (sm_90) runs the same
 // kernel on wgmma: q and the k/v stages in the 128-byte swizzled layout from a 1024-aligned
 // base (40 KiB plus 1008 bytes of alignment slack), copies fenced for the async proxy before
@@ -49,7 +51,9 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // CHECK-COUNT-32:  func.call @ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // CHECK-NOT:       arith.cmpi uge
 // CHECK:           func.call @llvm.nvvm.shfl.sync.bfly.f32
-// CHECK:           math.exp2
+// CHECK-NOT:       math.exp2
+// CHECK:           [[T:%[0-9]+]] = math.fma
+// CHECK-NEXT:      func.call @ptx.ex2.approx.ftz.f32([[T]])
 // CHECK-COUNT-8:   func.call @ptx.cvt.rn.bf16x2.f32
 // CHECK-COUNT-16:  func.call @ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // CHECK:           scf.yield
@@ -57,14 +61,14 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // CHECK-COUNT-32:  func.call @ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // CHECK:           arith.cmpi uge
 // CHECK:           arith.cmpi ugt
-// CHECK:           math.exp2
+// CHECK:           func.call @ptx.ex2.approx.ftz.f32
 // CHECK:           scf.yield
 // CHECK:         func.call @llvm.nvvm.shfl.sync.bfly.f32
 // CHECK:         memref.store %{{.*}} : memref<12800xbf16>
 
 // P16-LABEL: func.func @flash_attention_0
 // P16:         scf.for
-// P16:           math.exp2
+// P16:           func.call @ptx.ex2.approx.ftz.f32
 // P16-COUNT-4:   func.call @ptx.cvt.rn.bf16x2.f32
 // P16-NOT:       func.call @ptx.cvt.rn.bf16x2.f32
 // P16-COUNT-8:   func.call @ptx.mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
@@ -92,7 +96,7 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // WGMMA-NEXT:    func.call @ptx.wgmma.commit_group.sync.aligned()
 // WGMMA-NEXT:    func.call @ptx.wgmma.wait_group.sync.aligned.0.x32(
 // WGMMA:         arith.cmpi uge
-// WGMMA:         math.exp2
+// WGMMA:         func.call @ptx.ex2.approx.ftz.f32
 // Each later block: its s and the previous block's p v (8 products, p's fragments from
 // registers, v N-major) in flight together; wait_group 1 leaves p v running beside the
 // softmax of s; wait_group 0 before o is rescaled.
@@ -108,7 +112,7 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // WGMMA-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
 // WGMMA-NEXT:      func.call @ptx.wgmma.wait_group.sync.aligned.1.x64(
 // WGMMA-NOT:       arith.cmpi uge
-// WGMMA:           math.exp2
+// WGMMA:           func.call @ptx.ex2.approx.ftz.f32
 // WGMMA:           func.call @ptx.wgmma.wait_group.sync.aligned.0.x32(
 // WGMMA:           scf.yield
 // WGMMA:         scf.for
@@ -116,7 +120,7 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // WGMMA-COUNT-8:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.n_major.a_registers(
 // WGMMA:           arith.cmpi uge
 // WGMMA:           arith.cmpi ugt
-// WGMMA:           math.exp2
+// WGMMA:           func.call @ptx.ex2.approx.ftz.f32
 // WGMMA:           scf.yield
 // The last block's p v, then the output.
 // WGMMA:         func.call @ptx.cp.async.wait_group.0()

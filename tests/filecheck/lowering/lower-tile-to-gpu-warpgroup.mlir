@@ -4,7 +4,8 @@
 // of 128 x 64 a and 64 x 128 b (32 KiB) in dynamic shared memory plus 1008 bytes to align
 // the first to 1024, two steps issued before the loop, then per step: wait for all but the
 // newest cp.async group, fence the landed copies for the async proxy, one barrier, issue
-// the step two ahead, four m64n128k16 products from descriptors (b N-major for a @ b,
+// the step two ahead, four m64n128k16 products from descriptors (each a constant i64 add
+// to the stage's first: no divide per product; b N-major for a @ b,
 // K-major for x @ wᵀ), commit, wait for the previous step's products (wait_group 1); the
 // last wait (0) follows the loop and the epilogue reads the same registers. @wide: a k of
 // 2048 and 128 x 256 output tiles (matmul_16bit_n=256) that fill whole waves of the SMs
@@ -37,7 +38,12 @@
 // CHECK-NEXT:      func.call @llvm.nvvm.barrier0()
 // CHECK:           func.call @ptx.cp.async.commit_group()
 // CHECK:           func.call @ptx.wgmma.fence.sync.aligned()
-// CHECK-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major(
+// CHECK-NEXT:      func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major(%[[A0:[0-9]+]], %[[B0:[0-9]+]],
+// CHECK-NOT:       arith.divui
+// CHECK:           arith.addi %[[A0]], %{{.*}} : i64
+// CHECK-NOT:       arith.divui
+// CHECK:           arith.addi %[[B0]], %{{.*}} : i64
+// CHECK-COUNT-3:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major(
 // CHECK-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
 // CHECK-NEXT:      func.call @ptx.wgmma.wait_group.sync.aligned.1.x64(
 // CHECK:         func.call @ptx.wgmma.wait_group.sync.aligned.0.x64(
