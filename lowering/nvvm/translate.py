@@ -300,6 +300,15 @@ INLINE_PTX = {
     "cp.async.commit_group": "cp.async.commit_group;",
     **{f"cp.async.wait_group.{n}": f"cp.async.wait_group {n};" for n in range(8)},
     "fence.proxy.async.shared::cta": "fence.proxy.async.shared::cta;",
+    "mbarrier.init.shared.b64": "mbarrier.init.shared.b64 [$0], $1;",
+    "mbarrier.arrive.shared.b64": "{ .reg .b64 state; mbarrier.arrive.shared.b64 state, [$0]; }",
+    "cp.async.mbarrier.arrive.noinc.shared.b64": "cp.async.mbarrier.arrive.noinc.shared.b64 [$0];",
+    # A loop inside the asm (labels made unique per instance by LLVM's ${:uid}): try_wait
+    # returns false when its time slice ends before the phase completes.
+    "mbarrier.wait.parity": ("{ .reg .pred done; WAIT_${:uid}: mbarrier.try_wait.parity.shared.b64 done, [$0], $1; "
+                             "@!done bra WAIT_${:uid}; }"),
+    "bar.sync.named": "bar.sync $0, $1;",
+    "bar.arrive.named": "bar.arrive $0, $1;",
     "wgmma.fence.sync.aligned": "wgmma.fence.sync.aligned;",
     "wgmma.commit_group.sync.aligned": "wgmma.commit_group.sync.aligned;",
     **{f"wgmma.wait_group.sync.aligned.{n}": f"wgmma.wait_group.sync.aligned {n};" for n in range(2)},

@@ -37,8 +37,10 @@ its landed copies before the barrier.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import f32, i32
 from xdsl.ir import SSAValue
 
 from strata.dialects import tile
@@ -59,8 +61,8 @@ from strata.lowering.tile_to_gpu.flash_attention import (
 )
 from strata.lowering.tile_to_gpu.fragments import MmaFragments
 from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
-from strata.lowering.tile_to_gpu.ops import butterfly
-from strata.lowering.tile_to_gpu.tensor_core_loop import issue_copies
+from strata.lowering.tile_to_gpu.ops import butterfly, i32_constant
+from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies
 from strata.lowering.tile_to_gpu.warpgroup_loop import (
     ATOM_BYTES,
     K_TILE,
@@ -69,6 +71,7 @@ from strata.lowering.tile_to_gpu.warpgroup_loop import (
     descriptor,
     moved_descriptor,
     n_major_target,
+    shared_address,
     wait_for_products,
     wgmma_instruction,
 )
@@ -76,10 +79,15 @@ from strata.lowering.tile_to_gpu.warpgroup_loop import (
 HEADS = (64, 128)
 """q/k and v heads of this kernel: whole 128-byte rows of 16-bit elements."""
 WARPGROUP = 128
-STAGES = 3
-"""Shared stages of k and of v: the copies of a block are issued two blocks ahead."""
+STAGES = 4
+"""Shared stages of k and v (a block's k and v share one): a block's copies are issued two
+blocks ahead, into the stage of the block before the last, which both warpgroups have
+released by then even when one runs half a block behind the other."""
+AHEAD = 2
+"""Blocks between the one whose copies are issued and the one in use."""
 STEP_BYTES = 32
 """Bytes of one k16 step along a swizzled row."""
+MBARRIER_BYTES = 8
 
 
 class WarpgroupFlashLowering(FlashAttentionLowering):
@@ -120,23 +128,126 @@ def query_rows(kernel: tile.KernelOp) -> int:
 
 
 class SwizzledTiles:
-    """The kernel's shared memory: q (a block's rows), then STAGES stages of k, then of v (64
-    rows each), each in strips of 64 swizzled columns, from a 1024-aligned base."""
+    """The kernel's shared memory: q (a block's rows), then STAGES stages of k and v (64 rows
+    each), each in strips of 64 swizzled columns, from a 1024-aligned base; then the stages'
+    mbarriers (StagePipeline)."""
 
     def __init__(self, k: GpuKernelLowering, element, rows: int, depth: int, width: int):
         self.k = k
         self.q_bytes = rows * depth * 2
-        self.k_stage_bytes = KEYS * depth * 2
-        self.v_stage_bytes = KEYS * width * 2
-        total = self.q_bytes + STAGES * (self.k_stage_bytes + self.v_stage_bytes)
-        self.q = atom_aligned_buffer(k, total, element)
+        self.k_bytes = KEYS * depth * 2
+        self.stage_bytes = self.k_bytes + KEYS * width * 2
+        self.barriers_at = self.q_bytes + STAGES * self.stage_bytes
+        self.q = atom_aligned_buffer(k, self.barriers_at + 2 * STAGES * MBARRIER_BYTES, element)
 
     def keys(self, stage: SSAValue) -> SSAValue:
-        return self.k.add(self.q, self.k.add(self.k.index(self.q_bytes), self.k.mul(stage, self.k.index(self.k_stage_bytes))))
+        return self.k.add(self.q, self.k.add(self.k.index(self.q_bytes), self.k.mul(stage, self.k.index(self.stage_bytes))))
 
     def values(self, stage: SSAValue) -> SSAValue:
-        first = self.q_bytes + STAGES * self.k_stage_bytes
-        return self.k.add(self.q, self.k.add(self.k.index(first), self.k.mul(stage, self.k.index(self.v_stage_bytes))))
+        return self.k.add(self.keys(stage), self.k.index(self.k_bytes))
+
+    def barrier(self, kind: int, stage: SSAValue) -> SSAValue:
+        """The shared address (i32) of mbarrier `kind` (0: full, 1: empty) of `stage`."""
+        first = self.k.index(self.barriers_at + kind * STAGES * MBARRIER_BYTES)
+        return shared_address(self.k, self.k.add(self.q, self.k.add(first, self.k.mul(stage, self.k.index(MBARRIER_BYTES)))))
+
+
+class StagePipeline:
+    """The k/v stages handed between the block's threads by mbarriers instead of block-wide
+    barriers, so that the two warpgroups need not run in step. Stage s holds blocks s,
+    s + STAGES, …; the u-th use of a stage is phase u of its barriers:
+
+    - full: every thread's copies into the stage have landed (each thread arrives through
+      cp.async.mbarrier.arrive.noinc once its own copies complete; a block's threads arrive);
+    - empty: every thread is done with the products that read it.
+
+    A thread copies block b (b ≥ STAGES) only after phase b / STAGES - 1 of the stage's
+    empty barrier (try_wait on the other parity passes at once on a fresh barrier), and
+    reads it after phase b / STAGES of its full one."""
+
+    def __init__(self, k: GpuKernelLowering, tiles: SwizzledTiles):
+        self.k, self.tiles = k, tiles
+
+    def initialize(self) -> None:
+        """Thread 0 sets every barrier's arrival count; the block barrier after it publishes them."""
+        k = self.k
+        count = i32_constant(k, k.block_size)
+
+        def init() -> None:
+            for kind in (0, 1):
+                for stage in range(STAGES):
+                    k.inline_ptx("mbarrier.init.shared.b64", [self.tiles.barrier(kind, k.index(stage)), count])
+
+        k.guarded(k.emit(arith.CmpiOp(k.thread, k.index(0), "eq")), init)
+        k.barriers.barrier()
+
+    def stage(self, block: SSAValue) -> SSAValue:
+        return self.k.emit(arith.AndIOp(block, self.k.index(STAGES - 1)))
+
+    def parity(self, block: SSAValue, flip: int = 0) -> SSAValue:
+        """The parity of block's phase of its stage's barriers (b / STAGES mod 2), xor `flip`."""
+        k = self.k
+        phase = k.emit(arith.AndIOp(k.emit(arith.ShRUIOp(block, k.index(STAGES.bit_length() - 1))), k.index(1)))
+        if flip:
+            phase = k.emit(arith.XOrIOp(phase, k.index(1)))
+        return k.emit(arith.IndexCastOp(phase, i32))
+
+    def fill(self, block: SSAValue, streams: list[tuple[Operand, Callable[[SSAValue], SSAValue]]]) -> None:
+        """This thread's share of block's copies (each stream into stage_base(stage)), once the
+        stage's previous block is released; they arrive on the full barrier as they land."""
+        k, stage = self.k, self.stage(block)
+        k.inline_ptx("mbarrier.wait.parity", [self.tiles.barrier(1, stage), self.parity(block, flip=1)])
+        for stream, stage_base in streams:
+            issue_copies(k, stream, block, n_major_target(k, stage_base(stage), KEYS))
+        k.inline_ptx("cp.async.mbarrier.arrive.noinc.shared.b64", [self.tiles.barrier(0, stage)])
+
+    def acquire(self, block: SSAValue) -> None:
+        """Waits until block's copies landed, and fences them for the async proxy (wgmma)."""
+        self.k.inline_ptx("mbarrier.wait.parity", [self.tiles.barrier(0, self.stage(block)), self.parity(block)])
+        self.k.inline_ptx("fence.proxy.async.shared::cta", [])
+
+    def release(self, block: SSAValue) -> None:
+        self.k.inline_ptx("mbarrier.arrive.shared.b64", [self.tiles.barrier(1, self.stage(block))])
+
+
+class Turns:
+    """Ping-pong of a block's two warpgroups (FlashAttention-3): each issues its products
+    only in its turn and gives the turn to the other right after, so that one warpgroup's
+    softmax runs while the other's products are on the tensor cores. Named barriers 1 and
+    2 are warpgroup 0's and 1's turn (256 threads: one warpgroup syncs while the other
+    arrives); warpgroup 1 hands warpgroup 0 the first turn. The ids are computed, not
+    branched on, so every thread runs the same instructions: before the loop warpgroup 0
+    arrives at barrier 3 where warpgroup 1 arrives at 1, and after it syncs at 1 where
+    warpgroup 1 syncs at 3, which balances every barrier's arrivals."""
+
+    def __init__(self, k: GpuKernelLowering, warpgroups: int):
+        self.k, self.active = k, warpgroups == 2
+        if self.active:
+            self.warpgroup = k.emit(arith.IndexCastOp(k.emit(arith.DivUIOp(k.thread, k.index(WARPGROUP))), i32))
+            self.threads = i32_constant(k, k.block_size)
+            self.mine, self.others = self.ids(1, 1), self.ids(2, -1)
+
+    def ids(self, first: int, step: int) -> SSAValue:
+        """first + step · warpgroup (i32)."""
+        k = self.k
+        return k.emit(arith.AddiOp(i32_constant(k, first), k.emit(arith.MuliOp(self.warpgroup, i32_constant(k, step)))))
+
+    def start(self) -> None:
+        if self.active:
+            self.k.inline_ptx("bar.arrive.named", [self.ids(3, -2), self.threads])
+
+    def take(self, products: Callable[[], list[SSAValue]]) -> list[SSAValue]:
+        """products() issued in this warpgroup's turn; the turn passes to the other."""
+        if not self.active:
+            return products()
+        self.k.inline_ptx("bar.sync.named", [self.mine, self.threads])
+        issued = products()
+        self.k.inline_ptx("bar.arrive.named", [self.others, self.threads])
+        return issued
+
+    def finish(self) -> None:
+        if self.active:
+            self.k.inline_ptx("bar.sync.named", [self.ids(1, 2), self.threads])
 
 
 def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
@@ -144,26 +255,23 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     element = flash.q[1].element_type
     queries, depth = flash.q[1].get_shape()[-2:]
     keys, width = flash.v[1].get_shape()[-2:]
-    zero = k.index(0)
+    zero, one = k.index(0), k.index(1)
     q = operand(k, flash.q, k.query_rows, [*batch_ids, query_block, zero])
     keys_operand = operand(k, flash.k, KEYS, [*batch_ids, None, zero])
     values = operand(k, flash.v, KEYS, [*batch_ids, None, zero])
     rows_per_block = k.query_rows
     tiles = SwizzledTiles(k, element, rows_per_block, depth, width)
+    pipeline = StagePipeline(k, tiles)
+    turns = Turns(k, rows_per_block // QUERIES)
 
     blocks = k.index(-(-keys // KEYS))
     per_block = rows_per_block // KEYS
     if flash.causal:  # query block b sees key blocks 0 .. 2b + 1
-        blocks = k.emit(arith.MinUIOp(k.mul(k.add(query_block, k.index(1)), k.index(per_block)), blocks))
+        blocks = k.emit(arith.MinUIOp(k.mul(k.add(query_block, one), k.index(per_block)), blocks))
 
-    def issue(key_block: SSAValue, key_stage: SSAValue, value_block: SSAValue, value_stage: SSAValue) -> None:
-        """One copy group: k of `key_block` and v of `value_block` into their stages."""
-        for stream, wanted, stage in ((keys_operand, key_block, tiles.keys(key_stage)), (values, value_block, tiles.values(value_stage))):
-            def copies(stream=stream, wanted=wanted, stage=stage) -> None:
-                issue_copies(k, stream, wanted, n_major_target(k, stage, KEYS))
-
-            k.guarded(k.emit(arith.CmpiOp(wanted, blocks, "ult")), copies)
-        k.inline_ptx("cp.async.commit_group", [])
+    def fill(block: SSAValue) -> None:
+        k.guarded(k.emit(arith.CmpiOp(block, blocks, "ult")),
+                  lambda: pipeline.fill(block, [(keys_operand, tiles.keys), (values, tiles.values)]))
 
     scores = MmaFragments((rows_per_block, KEYS), rows_per_block // 16, 1)
     output = MmaFragments((rows_per_block, width), rows_per_block // 16, 1)
@@ -176,54 +284,51 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     def softmax(block: SSAValue, s: list[SSAValue], largest: list[SSAValue], totals: list[SSAValue], masked: bool):
         return softmax_block(k, flash, scale, s, block, rows, thread_in_group, largest, totals, masked)
 
-    # Block 0, peeled (masked: it may be the diagonal or a partial block).
+    def scores_of(block: SSAValue) -> list[SSAValue]:
+        keys_base = tiles.keys(pipeline.stage(block))
+        return score_products(k, element, tiles, q_rows, keys_base, depth, rows_per_block, wait=False)
+
+    def values_of(block: SSAValue, p: list[SSAValue], acc: list[SSAValue]) -> list[SSAValue]:
+        return value_products(k, element, flash.p16, p, tiles.values(pipeline.stage(block)), width, acc)
+
+    # Block 0, peeled (masked: it may be the diagonal or a partial block); q's copies land
+    # with its stage's.
+    pipeline.initialize()
     issue_copies(k, q, zero, n_major_target(k, tiles.q, rows_per_block))
-    k.inline_ptx("cp.async.commit_group", [])
-    issue_copies(k, keys_operand, zero, n_major_target(k, tiles.keys(zero), KEYS))
-    k.inline_ptx("cp.async.commit_group", [])
-    landed(k, 0)
-    one, two = k.index(1), k.index(2)
-    issue(one, one, zero, zero)
-    issue(two, two, one, one)
+    for block in range(AHEAD):
+        fill(k.index(block))
+    turns.start()
+    pipeline.acquire(zero)
+    s = wait_for_products(k, 0, turns.take(lambda: scores_of(zero)))
     minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
-    s = score_products(k, element, tiles, q_rows, zero, depth, rows_per_block)
     largest, totals, p, _ = softmax(zero, s, [minus_infinity] * 2, [nothing] * 2, masked=True)
 
     def step(block: SSAValue, carried: list[SSAValue], masked: bool) -> list[SSAValue]:
-        """Key block `block` (module docstring): carried (m, l, o, p of the block before, the
-        stages of blocks j, j + 1 and j + 2, which are also j - 1's: rotated, not computed)."""
-        largest, totals, acc, p = carried[:2], carried[2:4], carried[4:-(KEYS // 2) - STAGES], carried[-(KEYS // 2) - STAGES:-STAGES]
-        stages = carried[-STAGES:]
-        landed(k, 1)  # k of this block, v of the one before (the group of two blocks back)
-        issue(k.add(block, two), stages[2], k.add(block, one), stages[1])
-        s = score_products(k, element, tiles, q_rows, stages[0], depth, rows_per_block, wait=False)
-        acc = value_products(k, element, flash.p16, p, tiles.values(stages[2]), width, acc)
-        s, acc = wait_for_older(k, s, acc)  # the scores are done; p v runs on beside the softmax
+        """Key block `block` (module docstring): carried (m, l, o, p of the block before)."""
+        largest, totals, acc, p = carried[:2], carried[2:4], carried[4:-(KEYS // 2)], carried[-(KEYS // 2):]
+        before = k.emit(arith.SubiOp(block, one))
+        pipeline.acquire(block)
+        issued = turns.take(lambda: [*scores_of(block), *values_of(before, p, acc)])
+        s, acc = wait_for_older(k, issued[: KEYS // 2], issued[KEYS // 2:])  # s done; p v runs on beside the softmax
         new_largest, new_totals, p, corrections = softmax(block, s, largest, totals, masked)
         acc = wait_for_products(k, 0, acc)
-        return [*new_largest, *new_totals, *rescaled(k, acc, corrections), *p, *stages[1:], stages[0]]
+        pipeline.release(before)
+        fill(k.add(block, k.index(AHEAD)))
+        return [*new_largest, *new_totals, *rescaled(k, acc, corrections), *p]
 
-    state = [*largest, *totals] + [nothing] * (4 * output.tiles_n) + p + [one, two, zero]
+    state = [*largest, *totals] + [nothing] * (4 * output.tiles_n) + p
     unmasked = k.index(keys // KEYS)
     if flash.causal:  # key blocks wholly left of the block's first query
         unmasked = k.emit(arith.MinUIOp(k.mul(query_block, k.index(per_block)), unmasked))
     unmasked = k.emit(arith.MaxUIOp(unmasked, one))
     for lower, upper, masked in ((one, unmasked, False), (unmasked, blocks, True)):
         state = block_loop(k, lower, upper, state, lambda block, carried, masked=masked: step(block, carried, masked))
-    landed(k, 0)  # v of the last block (in the stage of the block after the next)
-    p, last_stage = state[-(KEYS // 2) - STAGES:-STAGES], state[-1]
-    acc = value_products(k, element, flash.p16, p, tiles.values(last_stage), width, state[4:-(KEYS // 2) - STAGES])
-    acc = wait_for_products(k, 0, acc)
+    last = k.emit(arith.SubiOp(blocks, one))
+    p, acc = state[-(KEYS // 2):], state[4:-(KEYS // 2)]
+    acc = wait_for_products(k, 0, turns.take(lambda: values_of(last, p, acc)))
+    turns.finish()
     totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in state[2:4]]
     store_output(k, flash, acc, totals, rows, thread_in_group, batch_ids, queries, output)
-
-
-def landed(k: GpuKernelLowering, pending: int) -> None:
-    """Waits for this thread's copies but the `pending` newest groups, fences them for the
-    async proxy (wgmma reads them), and meets the block's threads."""
-    k.inline_ptx(f"cp.async.wait_group.{pending}", [])
-    k.inline_ptx("fence.proxy.async.shared::cta", [])
-    k.barriers.barrier()
 
 
 def wait_for_older(k: GpuKernelLowering, older: list[SSAValue], newer: list[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
@@ -233,13 +338,13 @@ def wait_for_older(k: GpuKernelLowering, older: list[SSAValue], newer: list[SSAV
     return values[: len(older)], values[len(older):]
 
 
-def score_products(k: GpuKernelLowering, element, tiles: SwizzledTiles, q_rows: SSAValue, stage: SSAValue, depth: int,
-                   rows: int, wait: bool = True) -> list[SSAValue]:
+def score_products(k: GpuKernelLowering, element, tiles: SwizzledTiles, q_rows: SSAValue, keys_base: SSAValue,
+                   depth: int, rows: int, wait: bool = True) -> list[SSAValue]:
     """s = q kᵀ of the stage's key block: the warpgroup's [64 x 64] accumulator (its 64 rows
     of q at `q_rows` in each strip of `rows` rows), D / 16 products with both operands K-major (k16 step i:
     strip i // 4, 32 bytes per step in it), waited for unless `wait` is off (then the
     registers are in flight)."""
-    q_first, k_first = descriptor(k, q_rows, 16, ATOM_BYTES), descriptor(k, tiles.keys(stage), 16, ATOM_BYTES)
+    q_first, k_first = descriptor(k, q_rows, 16, ATOM_BYTES), descriptor(k, keys_base, 16, ATOM_BYTES)
     sums = [constant(k, 0.0)] * (KEYS // 2)
     instruction = wgmma_instruction(KEYS, element, False, False)
     k.inline_ptx("wgmma.fence.sync.aligned", [])
