@@ -295,7 +295,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     # with its stage's.
     pipeline.initialize()
     issue_copies(k, q, zero, n_major_target(k, tiles.q, rows_per_block))
-    for block in range(AHEAD):
+    for block in range(AHEAD + 1):  # block j fills j + AHEAD from j = 1 on
         fill(k.index(block))
     turns.start()
     pipeline.acquire(zero)
