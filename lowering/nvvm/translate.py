@@ -307,8 +307,6 @@ INLINE_PTX = {
     # returns false when its time slice ends before the phase completes.
     "mbarrier.wait.parity": ("{ .reg .pred done; WAIT_${:uid}: mbarrier.try_wait.parity.shared.b64 done, [$0], $1; "
                              "@!done bra WAIT_${:uid}; }"),
-    "bar.sync.named": "bar.sync $0, $1;",
-    "bar.arrive.named": "bar.arrive $0, $1;",
     "wgmma.fence.sync.aligned": "wgmma.fence.sync.aligned;",
     "wgmma.commit_group.sync.aligned": "wgmma.commit_group.sync.aligned;",
     **{f"wgmma.wait_group.sync.aligned.{n}": f"wgmma.wait_group.sync.aligned {n};" for n in range(2)},

@@ -12,9 +12,10 @@
 // gpu-pipeline{allow_16bit_attention_p=true} rounds p to one bf16
 // fragment: half the p v products. gpu-pipeline{warpgroup_mma=true} (sm_90) runs the same
 // kernel on wgmma: q and the k/v stages in the 128-byte swizzled layout from a 1024-aligned
-// base (40 KiB plus 1008 bytes of alignment slack), copies fenced for the async proxy before
-// the block's barrier, q kᵀ as 4 m64n64k16 products from descriptors, p v as 8 products
-// with p's fragments from registers (high and low) and v N-major, each group waited for.
+// base (q and four stages of k and v: 72 KiB, their mbarriers, 1008 bytes of alignment
+// slack), the stages handed over by mbarriers, copies fenced for the async proxy after the
+// wait, q kᵀ as 4 m64n64k16 products from descriptors, p v as 8 products with p's
+// fragments from registers (high and low) and v N-major.
 // f32 attention keeps the three kernels (scores, softmax, values).
 // RUN: strata-opt %s -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 flash_attention=true fused_attention=false}" | filecheck %s --check-prefix=TILE
 // RUN: strata-opt %s -p gpu-pipeline | filecheck %s
@@ -81,29 +82,36 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 
 // WGMMA-LABEL: func.func @flash_attention_0
 // WGMMA-SAME:    gpu.block_size = 128
-// WGMMA-SAME:    gpu.dynamic_shared_bytes = 58352
-// WGMMA-SAME:    gpu.barriers = 4
+// WGMMA-SAME:    gpu.dynamic_shared_bytes = 74800
+// WGMMA-SAME:    gpu.barriers = 1
 // WGMMA-SAME:    gpu.warpgroup_mma
 // WGMMA-SAME:    tile.grid = array<i64: 2, 2>
 // WGMMA-NOT:     ldmatrix
-// Key block 0, peeled: q and its k land, the copies of the next two blocks are issued,
-// s = q kᵀ (4 m64n64k16 from descriptors), waited for, then its masked online softmax.
-// WGMMA:         func.call @ptx.cp.async.wait_group.0()
-// WGMMA-NEXT:    func.call @"ptx.fence.proxy.async.shared::cta"()
+// Thread 0 sets the 8 stage mbarriers (full and empty of 4 stages); the block's one barrier
+// publishes them. The copies of q and blocks 0, 1, 2 follow, each block's arriving on its
+// stage's full barrier, then block 0 (peeled): its copies land, s = q kᵀ (4 m64n64k16
+// from descriptors), waited for, its masked online softmax.
+// WGMMA-COUNT-8: func.call @ptx.mbarrier.init.shared.b64
+// WGMMA-NEXT:    }
 // WGMMA-NEXT:    func.call @llvm.nvvm.barrier0()
+// WGMMA-NOT:     func.call @llvm.nvvm.barrier0()
+// WGMMA-COUNT-3: func.call @ptx.cp.async.mbarrier.arrive.noinc.shared.b64
+// WGMMA:         func.call @ptx.mbarrier.wait.parity
+// WGMMA-NEXT:    func.call @"ptx.fence.proxy.async.shared::cta"()
 // WGMMA:         func.call @ptx.wgmma.fence.sync.aligned()
 // WGMMA-COUNT-4: func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16(
 // WGMMA-NEXT:    func.call @ptx.wgmma.commit_group.sync.aligned()
 // WGMMA-NEXT:    func.call @ptx.wgmma.wait_group.sync.aligned.0.x32(
 // WGMMA:         arith.cmpi uge
 // WGMMA:         func.call @ptx.ex2.approx.ftz.f32
-// Each later block: its s and the previous block's p v (8 products, p's fragments from
-// registers, v N-major) in flight together; wait_group 1 leaves p v running beside the
-// softmax of s; wait_group 0 before o is rescaled.
+// Each later block: wait for its copies; its s and the previous block's p v (8 products,
+// p's fragments from registers, v N-major) in flight together; wait_group 1 leaves p v
+// running beside the softmax of s; after wait_group 0 the previous block's stage is
+// released and the copies of the block two ahead are issued (after its stage's release).
 // WGMMA:         scf.for
-// WGMMA:           func.call @ptx.cp.async.wait_group.1()
+// WGMMA:           func.call @ptx.mbarrier.wait.parity
 // WGMMA-NEXT:      func.call @"ptx.fence.proxy.async.shared::cta"()
-// WGMMA-NEXT:      func.call @llvm.nvvm.barrier0()
+// WGMMA-NOT:       barrier0
 // WGMMA:           func.call @ptx.wgmma.fence.sync.aligned()
 // WGMMA-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16(
 // WGMMA-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
@@ -114,6 +122,11 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // WGMMA-NOT:       arith.cmpi uge
 // WGMMA:           func.call @ptx.ex2.approx.ftz.f32
 // WGMMA:           func.call @ptx.wgmma.wait_group.sync.aligned.0.x32(
+// WGMMA-NOT:       mbarrier.wait
+// WGMMA:           func.call @ptx.mbarrier.arrive.shared.b64
+// WGMMA:           scf.if
+// WGMMA:             func.call @ptx.mbarrier.wait.parity
+// WGMMA:             func.call @ptx.cp.async.mbarrier.arrive.noinc.shared.b64
 // WGMMA:           scf.yield
 // WGMMA:         scf.for
 // WGMMA-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16(
@@ -123,7 +136,7 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // WGMMA:           func.call @ptx.ex2.approx.ftz.f32
 // WGMMA:           scf.yield
 // The last block's p v, then the output.
-// WGMMA:         func.call @ptx.cp.async.wait_group.0()
+// WGMMA-NOT:     barrier0
 // WGMMA-COUNT-8: func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.n_major.a_registers(
 // WGMMA:         func.call @ptx.wgmma.wait_group.sync.aligned.0.x32(
 // WGMMA:         func.call @llvm.nvvm.shfl.sync.bfly.f32
