@@ -166,7 +166,8 @@ def main(argv=None) -> int:
         import ml_dtypes
 
         F = torch.nn.functional
-        for seq, head, causal in [(1024, 64, False), (1024, 64, True), (1024, 128, True), (4096, 64, True), (4096, 128, False)]:
+        for seq, head, causal in [(1024, 64, False), (1024, 64, True), (1024, 128, True), (4096, 64, True), (4096, 128, False),
+                                  (4096, 128, True)]:
             batch, heads = 2, 8
             shape = (batch, heads, seq, head)
             q, k, v = (rng.standard_normal(shape, dtype=np.float32).astype(ml_dtypes.bfloat16) for _ in range(3))

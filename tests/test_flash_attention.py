@@ -7,6 +7,8 @@ the GPU (4: the score matmul's accumulation on tensor cores)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -108,6 +110,11 @@ def test_warpgroup_flash_ptx_is_accepted_by_ptxas(case, p16):
     run_pipeline(module, GpuPipelinePass(warpgroup_mma=True, allow_16bit_attention_p=p16).steps())
     ptx = module_to_ptx(module, "sm_90")[1]
     assert ".target sm_90a" in ptx and "wgmma.mma_async.sync.aligned.m64n64k16" in ptx
+    # The stages pass through mbarriers: one block barrier (after their initialization), and
+    # every wait loop has labels of its own (LLVM's ${:uid}).
+    assert ptx.count("bar.sync") == 1 and "cp.async.mbarrier.arrive.noinc.shared.b64" in ptx
+    labels = re.findall(r"(WAIT_\w+):", ptx)
+    assert len(labels) > 1 and len(set(labels)) == len(labels)
     ptxas(ptx, "sm_90a")  # no performance warning: no wgmma serialized, no warpgroup.arrive injected
 
 

@@ -129,9 +129,9 @@ def takes(kernel: tile.KernelOp) -> bool:
 
 def query_rows(kernel: tile.KernelOp) -> int:
     """Queries per block: 128 (two warpgroups sharing every k and v block's copies) where a
-    head is 128, else 64. Measured on an H200 (TFLOP/s, 64 against 128 rows): head 128,
-    4096 keys 233 / 273, causal 209 / 237; head 64, 1024 keys 158 / 141, 4096 causal
-    195 / 170."""
+    head is 128, else 64. Measured on an H200 (TFLOP/s, 64 against 128 rows): head 64,
+    1024 keys 193 / 189, 4096 keys 296 / 270, causal 263 / 242; head 128 (with a block
+    barrier per key block), 4096 keys 233 / 273, causal 209 / 237."""
     return 2 * QUERIES if max(heads(kernel)) == 128 else QUERIES
 
 
