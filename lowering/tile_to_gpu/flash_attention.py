@@ -383,9 +383,9 @@ def online_softmax_rows(k: GpuKernelLowering, t: list[SSAValue], largest: list[S
 
 def exp2(k: GpuKernelLowering, value: SSAValue) -> SSAValue:
     """2^value by `ex2.approx.ftz.f32`: the flash kernels' exponents are at most 0 (up to a
-    rounding) and their results are summed beside a 1 (the row's maximum), so flushing results below 2^-126 to
-    zero changes a row by less than f32 resolves; it saves ptxas's subnormal scaling (a
-    compare and two predicated multiplies per exponent)."""
+    rounding) and their results are summed beside a 1 (the row's maximum), so flushing
+    results below 2^-126 to zero changes a row by less than f32 resolves; it saves ptxas's
+    subnormal scaling (a compare and two predicated multiplies per exponent)."""
     return k.inline_ptx("ex2.approx.ftz.f32", [value], 1, f32)[0]
 
 

@@ -254,7 +254,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
 
     def scores_of(block: SSAValue) -> list[SSAValue]:
         keys_base = tiles.keys(pipeline.stage(block))
-        return score_products(k, element, tiles, q_rows, keys_base, depth, rows_per_block, wait=False)
+        return score_products(k, element, q_rows, keys_base, depth, rows_per_block)
 
     def values_of(block: SSAValue, p: list[SSAValue], acc: list[SSAValue]) -> list[SSAValue]:
         return value_products(k, element, flash.p16, p, tiles.values(pipeline.stage(block)), width, acc)
@@ -304,12 +304,11 @@ def wait_for_older(k: GpuKernelLowering, older: list[SSAValue], newer: list[SSAV
     return values[: len(older)], values[len(older):]
 
 
-def score_products(k: GpuKernelLowering, element, tiles: SwizzledTiles, q_rows: SSAValue, keys_base: SSAValue,
-                   depth: int, rows: int, wait: bool = True) -> list[SSAValue]:
-    """s = q kᵀ of the stage's key block: the warpgroup's [64 x 64] accumulator (its 64 rows
-    of q at `q_rows` in each strip of `rows` rows), D / 16 products with both operands K-major (k16 step i:
-    strip i // 4, 32 bytes per step in it), waited for unless `wait` is off (then the
-    registers are in flight)."""
+def score_products(k: GpuKernelLowering, element, q_rows: SSAValue, keys_base: SSAValue, depth: int,
+                   rows: int) -> list[SSAValue]:
+    """s = q kᵀ of the key block at `keys_base`: the warpgroup's [64 x 64] accumulator (its 64
+    rows of q at `q_rows` in each strip of `rows` rows), D / 16 products with both operands
+    K-major (k16 step i: strip i // 4, 32 bytes per step in it), left in flight."""
     q_first, k_first = descriptor(k, q_rows, 16, ATOM_BYTES), descriptor(k, keys_base, 16, ATOM_BYTES)
     sums = [constant(k, 0.0)] * (KEYS // 2)
     instruction = wgmma_instruction(KEYS, element, False, False)
@@ -321,7 +320,7 @@ def score_products(k: GpuKernelLowering, element, tiles: SwizzledTiles, q_rows: 
         k_at = moved_descriptor(k, k_first, strip * KEYS * ROW_BYTES + inside * STEP_BYTES)
         sums = k.inline_ptx(instruction, [q_at, k_at, *sums], len(sums), f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])
-    return wait_for_products(k, 0, sums) if wait else sums
+    return sums
 
 
 def value_products(k: GpuKernelLowering, element, p16: bool, p: list[SSAValue], values_base: SSAValue, width: int,
