@@ -255,9 +255,8 @@ def key_block_loop(k: GpuKernelLowering, c: KeyBlocks, lower: SSAValue, upper: S
 
     def step(block: SSAValue, stage_row: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
         s = block_products(k, c.scores, c.kind, c.q_fragments, c.keys, stage_row, c.lane)
-        scale = constant(k, c.flash.scale * LOG2_E)
         new_largest, new_totals, probabilities, corrections = softmax_block(
-            k, c.flash, scale, s, block, c.rows, c.thread_in_group, carried[:2], carried[2:4], masked
+            k, c.flash, s, block, c.rows, c.thread_in_group, carried[:2], carried[2:4], masked
         )  # fmt: skip
         acc = rescaled(k, carried[4:], corrections)
         acc = accumulate_products(k, c.output, c.kind, c.flash.p16, probabilities, c.values, stage_row, c.lane_row,
@@ -267,14 +266,15 @@ def key_block_loop(k: GpuKernelLowering, c: KeyBlocks, lower: SSAValue, upper: S
     return streamed_loop(k, lower, upper, state, c.issue, step)
 
 
-def softmax_block(k: GpuKernelLowering, flash: Flash, scale: SSAValue, s: list[SSAValue], block: SSAValue,
+def softmax_block(k: GpuKernelLowering, flash: Flash, s: list[SSAValue], block: SSAValue,
                   rows: list[SSAValue], thread_in_group: SSAValue, largest: list[SSAValue], totals: list[SSAValue],
                   masked: bool) -> tuple[list[SSAValue], list[SSAValue], list[SSAValue], list[SSAValue]]:
     """The online softmax of key block `block`'s scores s in fragments (online_softmax_rows),
-    in base-2 units: exp(scale (s - m)) = 2^(`scale` s - `scale` m), `scale` the attention's
-    scale times log2(e). With a positive scale the maxima are of the raw scores and each
-    exponent is one fma (s · scale - m · scale); otherwise of t = s · scale. `masked`: keys
-    past the end and (causal) past the query are -inf."""
+    in base-2 units: exp(scale (s - m)) = 2^(c s - c m), c the attention's scale times
+    log2(e). With a positive scale the maxima are of the raw scores and each exponent is one
+    fma (s · c - m · c); otherwise of t = s · c. `masked`: keys past the end and (causal)
+    past the query are -inf."""
+    scale = constant(k, flash.scale * LOG2_E)
     raw = flash.scale > 0
     t = s if raw else [k.emit(arith.MulfOp(value, scale)) for value in s]
     if masked:

@@ -54,7 +54,6 @@ from xdsl.ir import SSAValue
 from strata.dialects import tile
 from strata.lowering.tile_to_gpu.flash_attention import (
     KEYS,
-    LOG2_E,
     QUERIES,
     Flash,
     FlashAttentionLowering,
@@ -72,14 +71,13 @@ from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
 from strata.lowering.tile_to_gpu.ops import butterfly, i32_constant
 from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies
 from strata.lowering.tile_to_gpu.warpgroup_loop import (
-    ATOM_BYTES,
     K_TILE,
     ROW_BYTES,
     atom_aligned_buffer,
-    descriptor,
     moved_descriptor,
     n_major_target,
     shared_address,
+    stepped_descriptor,
     wait_for_products,
     wgmma_instruction,
 )
@@ -93,8 +91,6 @@ AHEAD = 2
 """Blocks between the one whose copies are issued and the one in use: block j's copies go
 into the stage of block j + AHEAD - STAGES, which both warpgroups have released by then
 even when one runs a block behind the other (AHEAD ≤ STAGES - 2)."""
-STEP_BYTES = 32
-"""Bytes of one k16 step along a swizzled row."""
 MBARRIER_BYTES = 8
 
 
@@ -247,10 +243,9 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     first_row = k.add(k.mul(query_block, k.index(rows_per_block)), k.add(warp_row, group))
     q_rows = k.add(tiles.q, k.mul(k.emit(arith.DivUIOp(k.thread, k.index(WARPGROUP))), k.index(QUERIES * ROW_BYTES)))
     rows = [first_row, k.add(first_row, k.index(8))]
-    scale = constant(k, flash.scale * LOG2_E)
 
     def softmax(block: SSAValue, s: list[SSAValue], largest: list[SSAValue], totals: list[SSAValue], masked: bool):
-        return softmax_block(k, flash, scale, s, block, rows, thread_in_group, largest, totals, masked)
+        return softmax_block(k, flash, s, block, rows, thread_in_group, largest, totals, masked)
 
     def scores_of(block: SSAValue) -> list[SSAValue]:
         keys_base = tiles.keys(pipeline.stage(block))
@@ -309,15 +304,16 @@ def score_products(k: GpuKernelLowering, element, q_rows: SSAValue, keys_base: S
     """s = q kᵀ of the key block at `keys_base`: the warpgroup's [64 x 64] accumulator (its 64
     rows of q at `q_rows` in each strip of `rows` rows), D / 16 products with both operands
     K-major (k16 step i: strip i // 4, 32 bytes per step in it), left in flight."""
-    q_first, k_first = descriptor(k, q_rows, 16, ATOM_BYTES), descriptor(k, keys_base, 16, ATOM_BYTES)
+    q_first, step_bytes = stepped_descriptor(k, q_rows, True, rows)
+    k_first, _ = stepped_descriptor(k, keys_base, True, KEYS)
     sums = [constant(k, 0.0)] * (KEYS // 2)
     instruction = wgmma_instruction(KEYS, element, False, False)
     k.inline_ptx("wgmma.fence.sync.aligned", [])
     steps_per_strip = K_TILE // 16
     for step in range(depth // 16):
         strip, inside = divmod(step, steps_per_strip)
-        q_at = moved_descriptor(k, q_first, strip * rows * ROW_BYTES + inside * STEP_BYTES)
-        k_at = moved_descriptor(k, k_first, strip * KEYS * ROW_BYTES + inside * STEP_BYTES)
+        q_at = moved_descriptor(k, q_first, strip * rows * ROW_BYTES + inside * step_bytes)
+        k_at = moved_descriptor(k, k_first, strip * KEYS * ROW_BYTES + inside * step_bytes)
         sums = k.inline_ptx(instruction, [q_at, k_at, *sums], len(sums), f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])
     return sums
@@ -330,9 +326,9 @@ def value_products(k: GpuKernelLowering, element, p16: bool, p: list[SSAValue], 
     columns KEYS rows of 128 bytes apart)."""
     instruction = wgmma_instruction(width, element, False, True) + ".a_registers"
     products = []
-    v_first = descriptor(k, values_base, KEYS * ROW_BYTES, ATOM_BYTES)
+    v_first, v_step = stepped_descriptor(k, values_base, False, KEYS)
     for step in range(KEYS // 16):
-        v_descriptor = moved_descriptor(k, v_first, step * 16 * ROW_BYTES)
+        v_descriptor = moved_descriptor(k, v_first, step * v_step)
         products += [(fragment, v_descriptor) for fragment in p_fragments(k, element, p16, a_fragment_pairs(p, step))]
     # Every a fragment is written before the fence: registers a wgmma reads must not change
     # after it (ptxas would otherwise insert a warpgroup.arrive before each product).

@@ -197,6 +197,16 @@ def moved_descriptor(k: GpuKernelLowering, base: SSAValue, offset: int) -> SSAVa
     return k.emit(arith.AddiOp(base, k.emit(arith.ConstantOp.from_int_and_width(offset >> 4, i64)))) if offset else base
 
 
+def stepped_descriptor(k: GpuKernelLowering, at: SSAValue, k_major: bool, rows: int) -> tuple[SSAValue, int]:
+    """The descriptor of a swizzled operand's first k16 step at shared address `at`, and the
+    bytes from one step to the next (moved_descriptor): K-major, 16 elements (32 bytes)
+    along its 128-byte rows; MN-major, 16 k rows further, its strips of 64 columns `rows`
+    rows apart."""
+    if k_major:
+        return descriptor(k, at, 16, ATOM_BYTES), INSTRUCTION_K * 2
+    return descriptor(k, at, rows * ROW_BYTES, ATOM_BYTES), INSTRUCTION_K * ROW_BYTES
+
+
 def multiply_stage(k: GpuKernelLowering, element, a: Operand, b: Operand, columns: int, a_base: SSAValue,
                    b_base: SSAValue, sums: list[SSAValue]) -> list[SSAValue]:
     """Issues the stage's four k16 products of this thread's warpgroup (64 rows of a) into
@@ -204,14 +214,8 @@ def multiply_stage(k: GpuKernelLowering, element, a: Operand, b: Operand, column
     warpgroup = k.emit(arith.DivUIOp(k.thread, k.index(4 * WARP)))
     a_rows = k.add(a_base, k.mul(warpgroup, k.index(WARPGROUP_ROWS * ROW_BYTES)))
     instruction = wgmma_instruction(columns, element, a.m_major, not b.k_major)
-    if a.m_major:  # 16 k rows further a step; the warpgroup's 64 rows are one strip
-        a_first, a_step = descriptor(k, a_rows, a.rows * ROW_BYTES, ATOM_BYTES), INSTRUCTION_K * ROW_BYTES
-    else:
-        a_first, a_step = descriptor(k, a_rows, 16, ATOM_BYTES), INSTRUCTION_K * 2
-    if b.k_major:
-        b_first, b_step = descriptor(k, b_base, 16, ATOM_BYTES), INSTRUCTION_K * 2
-    else:  # 16 k rows further a step; the next 64 columns a strip (64 k rows) further
-        b_first, b_step = descriptor(k, b_base, b.rows * ROW_BYTES, ATOM_BYTES), INSTRUCTION_K * ROW_BYTES
+    a_first, a_step = stepped_descriptor(k, a_rows, not a.m_major, a.rows)  # M-major: the warpgroup's 64 rows are one strip
+    b_first, b_step = stepped_descriptor(k, b_base, b.k_major, b.rows)
     k.inline_ptx("wgmma.fence.sync.aligned", [])
     for step in range(K_TILE // INSTRUCTION_K):
         a_descriptor, b_descriptor = moved_descriptor(k, a_first, step * a_step), moved_descriptor(k, b_first, step * b_step)
