@@ -87,12 +87,15 @@ WARPGROUP_HEADS = [case for case, (q, _, v, _, _) in CASES.items() if q[-1] in (
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_warpgroup_flash_takes_heads_of_64_and_128(case):
-    """On sm_90 (warpgroup_mma) heads of 64 and 128 run on wgmma, p v with p from registers;
-    other heads keep the mma.sync kernel."""
+    """On sm_90 (warpgroup_mma) heads of 64 and 128 run on wgmma, q kᵀ with q and p v with p
+    from registers (q read into them once: one ldmatrix.x4 per 16 of its head); other heads
+    keep the mma.sync kernel."""
     q, _, v, _, _ = CASES[case]
     lowered = str(lower_for_sm90(attention(*CASES[case])))
     if case in WARPGROUP_HEADS:
-        assert "ptx.wgmma.mma_async" in lowered and ".n_major.a_registers" in lowered and "ldmatrix" not in lowered
+        element = "bf16" if "bf16" in case else "f16"
+        assert f"f32.{element}.{element}.a_registers" in lowered and ".n_major.a_registers" in lowered
+        assert lowered.count("func.call @ptx.ldmatrix") == q[-1] // 16
         rows = 128 if 128 in (q[-1], v[-1]) else 64  # a head of 128: two warpgroups share a block's k and v
         grid = ", ".join(str(d) for d in (*q[:-2], -(-q[-2] // rows)))
         assert f"gpu.block_size = {2 * rows} : i64" in lowered and f"tile.grid = array<i64: {grid}>" in lowered

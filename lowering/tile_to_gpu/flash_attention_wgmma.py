@@ -14,13 +14,14 @@ within one warpgroup):
 
     q (64 or 128 x D), k and v blocks (64 x D, 64 x Dv; four stages) -> shared memory in the
     128-byte swizzled layout (warpgroup_loop.py): strips of 64 columns, each 64 rows of 128
-    bytes, chunk c of row r at c ^ (r % 8);  s = q kᵀ: D / 16 x wgmma m64n64k16 with q and k
-    from descriptors (both K-major); p v: 4 x wgmma m64nDvk16 per p fragment, p from
-    registers (its accumulator fragments are the instruction's a fragments), v from a
-    descriptor (N-major: the transpose bit).
+    bytes, chunk c of row r at c ^ (r % 8);  s = q kᵀ: D / 16 x wgmma m64n64k16 with q's
+    a fragments from registers (read once by ldmatrix) and k from a descriptor (K-major);
+    p v: 4 x wgmma m64nDvk16 per p fragment, p from registers (its accumulator fragments
+    are the instruction's a fragments), v from a descriptor (N-major: the transpose bit).
 
     before the blocks: the copies of q and blocks 0, 1, 2 are issued
-    block 0 (peeled):  wait until block 0 (and q) landed; s0; masked online softmax -> p0
+    block 0 (peeled):  wait until block 0 (and q) landed; q -> registers; s0; masked
+                       online softmax -> p0
     block j:           wait until block j landed
                        issue s_j = q k_jᵀ, then o += p_{j-1} v_{j-1}
                        wgmma.wait_group 1: s_j done, p v still running beside
@@ -40,7 +41,11 @@ reads through the async one: each thread fences the landed copies after its wait
 Measured on an H200 and left out: FlashAttention-3's ping-pong of the two warpgroups
 (named barriers that take turns at issuing the products) ran up to 6% slower at 4096 keys,
 deeper pipelines (five or six stages, copies three or four blocks ahead) within ±3%;
-copies only one block ahead ran 30% slower.
+copies only one block ahead ran 30% slower. q in registers rather than read by every score
+product (with both operands from shared memory a m64n64k16 reads 4 KB in its 32 cycles, all
+of shared memory's 128 bytes per cycle, beside the copies and the p v products' v), together
+with copy addresses that differ by constants (tensor_core_loop.issue_copies), took head 128
+at 4096 keys from 487 to 514 TFLOP/s (p16) and 400 to 417 (split p).
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ from strata.lowering.tile_to_gpu.flash_attention import (
 from strata.lowering.tile_to_gpu.fragments import MmaFragments
 from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
 from strata.lowering.tile_to_gpu.ops import butterfly, i32_constant
+from strata.lowering.tile_to_gpu.threads import WARP
 from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies
 from strata.lowering.tile_to_gpu.warpgroup_loop import (
     K_TILE,
@@ -241,15 +247,16 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     output = MmaFragments((rows_per_block, width), rows_per_block // 16, 1)
     warp_row, _, group, thread_in_group = scores.lane_origin(k)
     first_row = k.add(k.mul(query_block, k.index(rows_per_block)), k.add(warp_row, group))
-    q_rows = k.add(tiles.q, k.mul(k.emit(arith.DivUIOp(k.thread, k.index(WARPGROUP))), k.index(QUERIES * ROW_BYTES)))
+    lane = k.emit(arith.RemUIOp(k.thread, k.index(WARP)))
+    lane_row = k.emit(arith.RemUIOp(lane, k.index(16)))
+    lane_column = k.mul(k.emit(arith.DivUIOp(lane, k.index(16))), k.index(8))
     rows = [first_row, k.add(first_row, k.index(8))]
 
     def softmax(block: SSAValue, s: list[SSAValue], largest: list[SSAValue], totals: list[SSAValue], masked: bool):
         return softmax_block(k, flash, s, block, rows, thread_in_group, largest, totals, masked)
 
     def scores_of(block: SSAValue) -> list[SSAValue]:
-        keys_base = tiles.keys(pipeline.stage(block))
-        return score_products(k, element, q_rows, keys_base, depth, rows_per_block)
+        return score_products(k, element, q_fragments, tiles.keys(pipeline.stage(block)), depth)
 
     def values_of(block: SSAValue, p: list[SSAValue], acc: list[SSAValue]) -> list[SSAValue]:
         return value_products(k, element, flash.p16, p, tiles.values(pipeline.stage(block)), width, acc)
@@ -261,6 +268,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     for block in range(AHEAD + 1):  # block j fills j + AHEAD from j = 1 on
         fill(k.index(block))
     pipeline.acquire(zero)
+    q_fragments = query_fragments(k, tiles.q, rows_per_block, k.add(warp_row, lane_row), lane_column, depth)
     s = wait_for_products(k, 0, scores_of(zero))
     minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
     largest, totals, p, _ = softmax(zero, s, [minus_infinity] * 2, [nothing] * 2, masked=True)
@@ -299,22 +307,34 @@ def wait_for_older(k: GpuKernelLowering, older: list[SSAValue], newer: list[SSAV
     return values[: len(older)], values[len(older):]
 
 
-def score_products(k: GpuKernelLowering, element, q_rows: SSAValue, keys_base: SSAValue, depth: int,
-                   rows: int) -> list[SSAValue]:
-    """s = q kᵀ of the key block at `keys_base`: the warpgroup's [64 x 64] accumulator (its 64
-    rows of q at `q_rows` in each strip of `rows` rows), D / 16 products with both operands
-    K-major (k16 step i: strip i // 4, 32 bytes per step in it), left in flight."""
-    q_first, step_bytes = stepped_descriptor(k, q_rows, True, rows)
-    k_first, _ = stepped_descriptor(k, keys_base, True, KEYS)
+def query_fragments(k: GpuKernelLowering, q: SSAValue, rows: int, row: SSAValue, lane_column: SSAValue,
+                    depth: int) -> list[list[SSAValue]]:
+    """This warp's 16 rows of the block's swizzled q (`rows` rows per strip) as the a
+    fragments of the score products, one per 16 of depth, by ldmatrix.x4 (lane l addresses
+    `row` = its warp's row + l % 16 at `lane_column`, 0 or 8): read once, so that the
+    products read only k from shared memory (with q from a descriptor every product would
+    read both, at the limit of shared memory's bandwidth)."""
+    target = n_major_target(k, q, rows)
+    return [
+        k.inline_ptx("ldmatrix.sync.aligned.m8n8.x4.shared.b16", [target(row, k.add(lane_column, k.index(16 * step)))], 4)
+        for step in range(depth // 16)
+    ]  # fmt: skip
+
+
+def score_products(k: GpuKernelLowering, element, q_fragments: list[list[SSAValue]], keys_base: SSAValue,
+                   depth: int) -> list[SSAValue]:
+    """s = q kᵀ of the key block at `keys_base`: the warpgroup's [64 x 64] accumulator, D / 16
+    products of q's a fragments (registers) and k from a K-major descriptor (k16 step i:
+    strip i // 4, 32 bytes per step in it), left in flight."""
+    k_first, step_bytes = stepped_descriptor(k, keys_base, True, KEYS)
     sums = [constant(k, 0.0)] * (KEYS // 2)
-    instruction = wgmma_instruction(KEYS, element, False, False)
+    instruction = wgmma_instruction(KEYS, element, False, False) + ".a_registers"
     k.inline_ptx("wgmma.fence.sync.aligned", [])
     steps_per_strip = K_TILE // 16
     for step in range(depth // 16):
         strip, inside = divmod(step, steps_per_strip)
-        q_at = moved_descriptor(k, q_first, strip * rows * ROW_BYTES + inside * step_bytes)
         k_at = moved_descriptor(k, k_first, strip * KEYS * ROW_BYTES + inside * step_bytes)
-        sums = k.inline_ptx(instruction, [q_at, k_at, *sums], len(sums), f32)
+        sums = k.inline_ptx(instruction, [*q_fragments[step], k_at, *sums], len(sums), f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])
     return sums
 

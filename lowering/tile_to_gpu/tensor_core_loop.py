@@ -183,29 +183,39 @@ def tile_origin(k: GpuKernelLowering, operand: Operand, step: SSAValue) -> list[
 def issue_copies(k: GpuKernelLowering, operand: Operand, step: SSAValue,
                  target: Callable[[SSAValue, SSAValue], SSAValue]) -> None:
     """cp.async of the operand's tile at k step `step`: the chunk at (row, column) of the
-    tile to the shared address target(row, column)."""
+    tile to the shared address target(row, column). A chunk outside the view copies 0 bytes
+    (cp.async reads nothing of it and zero-fills), so every address is the chunk's own and
+    a thread's copies differ by constants where its column is the same in each: rows
+    block_size / per_row apart, which the addressing folds into immediates."""
     partition = operand.partition
-    shape = partition.tile_shape
     origin = tile_origin(k, operand, step)
     extents = k.valid_extents(partition, origin)
-    zeros = [k.index(0)] * (len(shape) - 2)
-    base = k.element_offset(partition.view, origin, [*zeros, k.index(0), k.index(0)])
+    zeros = [k.index(0)] * (len(partition.tile_shape) - 2)
     per_row = operand.columns // operand.chunk
     chunks = operand.rows * per_row
     full, empty = (k.emit(arith.ConstantOp(IntegerAttr(n, i32))) for n in (16, 0))
+    first_row = k.emit(arith.DivUIOp(k.thread, k.index(per_row)))
+    first_column = k.mul(k.emit(arith.RemUIOp(k.thread, k.index(per_row))), k.index(operand.chunk))
+    first_offset = k.element_offset(partition.view, origin, [*zeros, first_row, first_column])
+    row_stride = partition.view.get_strides()[-2]
     for first in range(0, chunks, k.block_size):
-        chunk = k.add(k.thread, k.index(first))
-        row = k.emit(arith.DivUIOp(chunk, k.index(per_row)))
-        column = k.mul(k.emit(arith.RemUIOp(chunk, k.index(per_row))), k.index(operand.chunk))
+        if k.block_size % per_row == 0:
+            rows_on = first // per_row
+            row, column = k.add(first_row, k.index(rows_on)), first_column
+            offset = k.add(first_offset, k.index(rows_on * row_stride))
+        else:
+            chunk = k.add(k.thread, k.index(first))
+            row = k.emit(arith.DivUIOp(chunk, k.index(per_row)))
+            column = k.mul(k.emit(arith.RemUIOp(chunk, k.index(per_row))), k.index(operand.chunk))
+            offset = k.element_offset(partition.view, origin, [*zeros, row, column])
         inside = k.all_of([k.emit(arith.CmpiOp(row, extents[-2], "ult")), k.emit(arith.CmpiOp(column, extents[-1], "ult"))])
-        offset = k.emit(arith.SelectOp(inside, k.element_offset(partition.view, origin, [*zeros, row, column]), base))
         size = k.emit(arith.SelectOp(inside, full, empty))
 
         def copy(row=row, column=column, offset=offset, size=size) -> None:
             k.inline_ptx("cp.async.cg.shared.global.16", [target(row, column), address(k, partition.buffer, [offset]), size])
 
         if chunks - first < k.block_size:
-            k.guarded(k.emit(arith.CmpiOp(chunk, k.index(chunks), "ult")), copy)
+            k.guarded(k.emit(arith.CmpiOp(k.add(k.thread, k.index(first)), k.index(chunks), "ult")), copy)
         else:
             copy()
 

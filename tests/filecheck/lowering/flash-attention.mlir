@@ -89,8 +89,9 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // WGMMA-NOT:     ldmatrix
 // Thread 0 sets the 8 stage mbarriers (full and empty of 4 stages); the block's one barrier
 // publishes them. The copies of q and blocks 0, 1, 2 follow, each block's arriving on its
-// stage's full barrier, then block 0 (peeled): its copies land, s = q kᵀ (4 m64n64k16
-// from descriptors), waited for, its masked online softmax.
+// stage's full barrier, then block 0 (peeled): its copies land, q is read into registers
+// once (4 ldmatrix.x4: the a fragments of head 64), s = q kᵀ (4 m64n64k16, q from those
+// registers, k from a descriptor), waited for, its masked online softmax.
 // WGMMA-COUNT-8: func.call @ptx.mbarrier.init.shared.b64
 // WGMMA-NEXT:    }
 // WGMMA-NEXT:    func.call @llvm.nvvm.barrier0()
@@ -98,8 +99,10 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // WGMMA-COUNT-3: func.call @ptx.cp.async.mbarrier.arrive.noinc.shared.b64
 // WGMMA:         func.call @ptx.mbarrier.wait.parity
 // WGMMA-NEXT:    func.call @"ptx.fence.proxy.async.shared::cta"()
+// WGMMA-COUNT-4: func.call @ptx.ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// WGMMA-NOT:     ldmatrix
 // WGMMA:         func.call @ptx.wgmma.fence.sync.aligned()
-// WGMMA-COUNT-4: func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16(
+// WGMMA-COUNT-4: func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers(
 // WGMMA-NEXT:    func.call @ptx.wgmma.commit_group.sync.aligned()
 // WGMMA-NEXT:    func.call @ptx.wgmma.wait_group.sync.aligned.0.x32(
 // WGMMA:         arith.cmpi uge
@@ -113,7 +116,7 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // WGMMA-NEXT:      func.call @"ptx.fence.proxy.async.shared::cta"()
 // WGMMA-NOT:       barrier0
 // WGMMA:           func.call @ptx.wgmma.fence.sync.aligned()
-// WGMMA-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16(
+// WGMMA-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers(
 // WGMMA-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
 // WGMMA:           func.call @ptx.wgmma.fence.sync.aligned()
 // WGMMA-COUNT-8:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.n_major.a_registers(
@@ -129,7 +132,7 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // WGMMA:             func.call @ptx.cp.async.mbarrier.arrive.noinc.shared.b64
 // WGMMA:           scf.yield
 // WGMMA:         scf.for
-// WGMMA-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16(
+// WGMMA-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers(
 // WGMMA-COUNT-8:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.n_major.a_registers(
 // WGMMA:           arith.cmpi uge
 // WGMMA:           arith.cmpi ugt

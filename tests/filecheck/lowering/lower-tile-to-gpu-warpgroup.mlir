@@ -4,7 +4,7 @@
 // of 128 x 64 a and 64 x 128 b (32 KiB) in dynamic shared memory plus 1008 bytes to align
 // the first to 1024, two steps issued before the loop, then per step: wait for all but the
 // newest cp.async group, fence the landed copies for the async proxy, one barrier, issue
-// the step two ahead, four m64n128k16 products from descriptors (each a constant i64 add
+// the step two ahead (a thread's copies at constant offsets from its first), four m64n128k16 products from descriptors (each a constant i64 add
 // to the stage's first: no divide per product; b N-major for a @ b,
 // K-major for x @ wᵀ), commit, wait for the previous step's products (wait_group 1); the
 // last wait (0) follows the loop and the epilogue reads the same registers. @wide: a k of
@@ -36,6 +36,13 @@
 // CHECK-NEXT:      func.call @ptx.cp.async.wait_group.1()
 // CHECK-NEXT:      func.call @"ptx.fence.proxy.async.shared::cta"()
 // CHECK-NEXT:      func.call @llvm.nvvm.barrier0()
+// A thread's copies differ by constants (no select of the address: a chunk outside copies
+// 0 bytes): its second chunk of a's tile is 32 rows, 8192 elements, past its first.
+// CHECK:           func.call @ptx.cp.async.cg.shared.global.16(
+// CHECK-NEXT:      %[[ROWS:.*]] = arith.constant 32 : index
+// CHECK-NEXT:      arith.addi %{{.*}}, %[[ROWS]] : index
+// CHECK-NEXT:      %[[APART:.*]] = arith.constant 8192 : index
+// CHECK-NEXT:      arith.addi %{{.*}}, %[[APART]] : index
 // CHECK:           func.call @ptx.cp.async.commit_group()
 // CHECK:           func.call @ptx.wgmma.fence.sync.aligned()
 // CHECK-NEXT:      func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major(%[[A0:[0-9]+]], %[[B0:[0-9]+]],
