@@ -268,17 +268,18 @@ def key_block_loop(k: GpuKernelLowering, c: KeyBlocks, lower: SSAValue, upper: S
 
 def softmax_block(k: GpuKernelLowering, flash: Flash, s: list[SSAValue], block: SSAValue,
                   rows: list[SSAValue], thread_in_group: SSAValue, largest: list[SSAValue], totals: list[SSAValue],
-                  masked: bool) -> tuple[list[SSAValue], list[SSAValue], list[SSAValue], list[SSAValue]]:
+                  masked: bool, block_keys: int = KEYS
+                  ) -> tuple[list[SSAValue], list[SSAValue], list[SSAValue], list[SSAValue]]:
     """The online softmax of key block `block`'s scores s in fragments (online_softmax_rows),
     in base-2 units: exp(scale (s - m)) = 2^(c s - c m), c the attention's scale times
     log2(e). With a positive scale the maxima are of the raw scores and each exponent is one
     fma (s · c - m · c); otherwise of t = s · c. `masked`: keys past the end and (causal)
-    past the query are -inf."""
+    past the query are -inf (blocks of `block_keys` keys)."""
     scale = constant(k, flash.scale * LOG2_E)
     raw = flash.scale > 0
     t = s if raw else [k.emit(arith.MulfOp(value, scale)) for value in s]
     if masked:
-        t = masked_scores(k, flash, t, block, rows, thread_in_group)
+        t = masked_scores(k, flash, t, block, rows, thread_in_group, block_keys)
     return online_softmax_rows(k, t, largest, totals, scale if raw else None)
 
 
@@ -451,11 +452,12 @@ def fold(k: GpuKernelLowering, values: list[SSAValue], op) -> SSAValue:
 
 
 def masked_scores(k: GpuKernelLowering, flash: Flash, t: list[SSAValue], block: SSAValue, rows: list[SSAValue],
-                  thread_in_group: SSAValue) -> list[SSAValue]:
-    """The scores t, -inf for keys past the end and (causal) past the query row."""
+                  thread_in_group: SSAValue, block_keys: int = KEYS) -> list[SSAValue]:
+    """The scores t of key block `block` (`block_keys` keys), -inf for keys past the end and
+    (causal) past the query row."""
     minus_infinity = constant(k, float("-inf"))
     keys = flash.v[1].get_shape()[-2]
-    first_key = k.mul(block, k.index(KEYS))
+    first_key = k.mul(block, k.index(block_keys))
     return [
         k.emit(arith.SelectOp(outside(k, rows[(n % 4) // 2], k.add(first_key, fragment_column(k, thread_in_group, n)),
                                       keys, flash.causal), minus_infinity, value))

@@ -12,12 +12,14 @@ mma.sync kernel's own functions. Unlike there, a block's softmax runs while the 
 block's p v is on the tensor cores (FlashAttention-3's overlap of softmax and products
 within one warpgroup):
 
-    q (64 or 128 x D), k and v blocks (64 x D, 64 x Dv; four stages) -> shared memory in the
-    128-byte swizzled layout (warpgroup_loop.py): strips of 64 columns, each 64 rows of 128
-    bytes, chunk c of row r at c ^ (r % 8);  s = q kᵀ: D / 16 x wgmma m64n64k16 with q's
+    q (64 or 128 x D), k and v blocks (N x D, N x Dv: N = 64 keys in four stages, or with
+    p16 and 128 queries 128 in three, KeyBlocking) -> shared memory in the 128-byte
+    swizzled layout (warpgroup_loop.py): strips of 64 columns, each of rows of 128 bytes,
+    chunk c of row r at c ^ (r % 8);  s = q kᵀ: D / 16 x wgmma m64nNk16 with q's
     a fragments from registers (read once by ldmatrix) and k from a descriptor (K-major);
-    p v: 4 x wgmma m64nDvk16 per p fragment, p from registers (its accumulator fragments
-    are the instruction's a fragments), v from a descriptor (N-major: the transpose bit).
+    p v: N / 16 x wgmma m64nDvk16 per p fragment, p from registers (its accumulator
+    fragments are the instruction's a fragments), v from a descriptor (N-major: the
+    transpose bit).
 
     before the blocks: the copies of q and blocks 0, 1, 2 are issued
     block 0 (peeled):  wait until block 0 (and q) landed; q -> registers; s0; masked
@@ -26,7 +28,8 @@ within one warpgroup):
                        issue s_j = q k_jᵀ, then o += p_{j-1} v_{j-1}
                        wgmma.wait_group 1: s_j done, p v still running beside
                        online softmax of s_j -> p_j, corrections
-                       wgmma.wait_group 0; release block j - 1's stage
+                       wgmma.wait_group 0; p_j packed to 16 bits (carried);
+                       release block j - 1's stage
                        issue block j + 2's copies (once its stage is released)
                        o *= 2^(m - m')
     after the blocks:  o += p v of the last; o / l stored
@@ -45,12 +48,15 @@ copies only one block ahead ran 30% slower. q in registers rather than read by e
 product (with both operands from shared memory a m64n64k16 reads 4 KB in its 32 cycles, all
 of shared memory's 128 bytes per cycle, beside the copies and the p v products' v), together
 with copy addresses that differ by constants (tensor_core_loop.issue_copies), took head 128
-at 4096 keys from 487 to 514 TFLOP/s (p16) and 400 to 417 (split p).
+at 4096 keys from 487 to 514 TFLOP/s (p16) and 400 to 417 (split p); carrying p packed
+(half its registers with p16) to 536 (p16), and head 64 with causal masks from 255 to 277
+(split p).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import f32, i32
@@ -91,12 +97,24 @@ from strata.lowering.tile_to_gpu.warpgroup_loop import (
 HEADS = (64, 128)
 """q/k and v heads of this kernel: whole 128-byte rows of 16-bit elements."""
 WARPGROUP = 128
-STAGES = 4
-"""Shared stages of k and v (a block's k and v share one)."""
-AHEAD = 2
-"""Blocks between the one whose copies are issued and the one in use: block j's copies go
-into the stage of block j + AHEAD - STAGES, which both warpgroups have released by then
-even when one runs a block behind the other (AHEAD ≤ STAGES - 2)."""
+
+
+@dataclass(frozen=True)
+class KeyBlocking:
+    """Keys per block and the shared stages of their k and v (a block's k and v share one).
+    `ahead`: blocks between the one whose copies are issued and the one in use: block j's
+    copies go into the stage of block j + ahead - stages, which this thread released in
+    the step before (ahead ≤ stages - 1); with ahead ≤ stages - 2 the other warpgroup has
+    too even when it runs a block behind, otherwise the copies wait for it (no deadlock:
+    what either warpgroup waits for, the other issued a block earlier)."""
+
+    keys: int
+    stages: int
+    ahead: int
+
+
+NARROW = KeyBlocking(KEYS, stages=4, ahead=2)
+WIDE = KeyBlocking(2 * KEYS, stages=3, ahead=2)
 MBARRIER_BYTES = 8
 
 
@@ -106,11 +124,12 @@ class WarpgroupFlashLowering(FlashAttentionLowering):
     def __init__(self, kernel, *options, p16: bool = False):
         self.query_rows = query_rows(kernel)
         self.block_threads = WARPGROUP * self.query_rows // QUERIES
+        self.blocking = key_blocking(self.query_rows, p16)
         super().__init__(kernel, *options, p16=p16)
 
     def lower_body(self) -> None:
         self.warpgroup_mma_used = True
-        warpgroup_flash_kernel(self, self.flash)
+        warpgroup_flash_kernel(self, self.flash, self.blocking)
 
 
 def heads(kernel: tile.KernelOp) -> tuple[int, int] | None:
@@ -137,17 +156,27 @@ def query_rows(kernel: tile.KernelOp) -> int:
     return 2 * QUERIES if max(heads(kernel)) == 128 else QUERIES
 
 
-class SwizzledTiles:
-    """The kernel's shared memory: q (a block's rows), then STAGES stages of k and v (64 rows
-    each), each in strips of 64 swizzled columns, from a 1024-aligned base; then the stages'
-    mbarriers (StagePipeline)."""
+def key_blocking(rows: int, p16: bool) -> KeyBlocking:
+    """WIDE (128 keys a block) for 128-query blocks with p rounded to 16 bits: half the loop's
+    per-block work (o's rescale, the row maxima's shuffles, the waits) per key, 18% fewer
+    instructions per key. Measured on an H200 at 4096 keys, head 128 (TFLOP/s, NARROW
+    against WIDE): 536 / 549, causal 428 / 442; WIDE with copies one block ahead ran 374.
+    p split high + low would not fit beside it in 255 registers: NARROW."""
+    return WIDE if rows == 2 * QUERIES and p16 else NARROW
 
-    def __init__(self, k: GpuKernelLowering, element, rows: int, depth: int, width: int):
+
+class SwizzledTiles:
+    """The kernel's shared memory: q (a block's rows), then the stages of k and v (a key
+    block's rows each), each in strips of 64 swizzled columns, from a 1024-aligned base;
+    then the stages' mbarriers (StagePipeline)."""
+
+    def __init__(self, k: GpuKernelLowering, element, rows: int, depth: int, width: int, blocking: KeyBlocking):
         self.k = k
         self.q_bytes = rows * depth * 2
-        self.k_bytes = KEYS * depth * 2
-        self.stage_bytes = self.k_bytes + KEYS * width * 2
-        self.stages = STAGES
+        self.key_rows = blocking.keys
+        self.k_bytes = blocking.keys * depth * 2
+        self.stage_bytes = self.k_bytes + blocking.keys * width * 2
+        self.stages = blocking.stages
         self.barriers_at = self.q_bytes + self.stages * self.stage_bytes
         self.q = atom_aligned_buffer(k, self.barriers_at + 2 * self.stages * MBARRIER_BYTES, element)
 
@@ -165,16 +194,16 @@ class SwizzledTiles:
 
 class StagePipeline:
     """The k/v stages handed between the block's threads by mbarriers instead of block-wide
-    barriers, so that the two warpgroups need not run in step. Stage s holds blocks s,
-    s + STAGES, …; the u-th use of a stage is phase u of its barriers:
+    barriers, so that the two warpgroups need not run in step. With S stages, stage s holds
+    blocks s, s + S, …; the u-th use of a stage is phase u of its barriers:
 
     - full: every thread's copies into the stage have landed (each thread arrives through
       cp.async.mbarrier.arrive.noinc once its own copies complete; a block's threads arrive);
     - empty: every thread is done with the products that read it.
 
-    A thread copies block b (b ≥ STAGES) only after phase b / STAGES - 1 of the stage's
+    A thread copies block b (b ≥ S) only after phase b / S - 1 of the stage's
     empty barrier (try_wait on the other parity passes at once on a fresh barrier), and
-    reads it after phase b / STAGES of its full one."""
+    reads it after phase b / S of its full one."""
 
     def __init__(self, k: GpuKernelLowering, tiles: SwizzledTiles):
         self.k, self.tiles = k, tiles
@@ -196,7 +225,7 @@ class StagePipeline:
         return self.k.emit(arith.RemUIOp(block, self.k.index(self.tiles.stages)))
 
     def parity(self, block: SSAValue, flip: int = 0) -> SSAValue:
-        """The parity of block's phase of its stage's barriers (b / STAGES mod 2), xor `flip`."""
+        """The parity of block's phase of its stage's barriers (b / S mod 2), xor `flip`."""
         k = self.k
         phase = k.emit(arith.AndIOp(k.emit(arith.DivUIOp(block, k.index(self.tiles.stages))), k.index(1)))
         if flip:
@@ -209,7 +238,7 @@ class StagePipeline:
         k, stage = self.k, self.stage(block)
         k.inline_ptx("mbarrier.wait.parity", [self.tiles.barrier(1, stage), self.parity(block, flip=1)])
         for stream, stage_base in streams:
-            issue_copies(k, stream, block, n_major_target(k, stage_base(stage), KEYS))
+            issue_copies(k, stream, block, n_major_target(k, stage_base(stage), self.tiles.key_rows))
         k.inline_ptx("cp.async.mbarrier.arrive.noinc.shared.b64", [self.tiles.barrier(0, stage)])
 
     def acquire(self, block: SSAValue) -> None:
@@ -221,29 +250,30 @@ class StagePipeline:
         self.k.inline_ptx("mbarrier.arrive.shared.b64", [self.tiles.barrier(1, self.stage(block))])
 
 
-def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
+def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBlocking) -> None:
     *batch_ids, query_block = k.program_ids
     element = flash.q[1].element_type
     queries, depth = flash.q[1].get_shape()[-2:]
     keys, width = flash.v[1].get_shape()[-2:]
     zero, one = k.index(0), k.index(1)
     q = operand(k, flash.q, k.query_rows, [*batch_ids, query_block, zero])
-    keys_operand = operand(k, flash.k, KEYS, [*batch_ids, None, zero])
-    values = operand(k, flash.v, KEYS, [*batch_ids, None, zero])
+    key_rows = blocking.keys
+    keys_operand = operand(k, flash.k, key_rows, [*batch_ids, None, zero])
+    values = operand(k, flash.v, key_rows, [*batch_ids, None, zero])
     rows_per_block = k.query_rows
-    tiles = SwizzledTiles(k, element, rows_per_block, depth, width)
+    tiles = SwizzledTiles(k, element, rows_per_block, depth, width, blocking)
     pipeline = StagePipeline(k, tiles)
 
-    blocks = k.index(-(-keys // KEYS))
-    per_block = rows_per_block // KEYS
-    if flash.causal:  # query block b sees key blocks 0 .. 2b + 1
+    blocks = k.index(-(-keys // key_rows))
+    per_block = rows_per_block // key_rows
+    if flash.causal:  # query block b sees key blocks 0 .. (b + 1) per_block - 1
         blocks = k.emit(arith.MinUIOp(k.mul(k.add(query_block, one), k.index(per_block)), blocks))
 
     def fill(block: SSAValue) -> None:
         k.guarded(k.emit(arith.CmpiOp(block, blocks, "ult")),
                   lambda: pipeline.fill(block, [(keys_operand, tiles.keys), (values, tiles.values)]))
 
-    scores = MmaFragments((rows_per_block, KEYS), rows_per_block // 16, 1)
+    scores = MmaFragments((rows_per_block, key_rows), rows_per_block // 16, 1)
     output = MmaFragments((rows_per_block, width), rows_per_block // 16, 1)
     warp_row, _, group, thread_in_group = scores.lane_origin(k)
     first_row = k.add(k.mul(query_block, k.index(rows_per_block)), k.add(warp_row, group))
@@ -253,48 +283,53 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     rows = [first_row, k.add(first_row, k.index(8))]
 
     def softmax(block: SSAValue, s: list[SSAValue], largest: list[SSAValue], totals: list[SSAValue], masked: bool):
-        return softmax_block(k, flash, s, block, rows, thread_in_group, largest, totals, masked)
+        return softmax_block(k, flash, s, block, rows, thread_in_group, largest, totals, masked, key_rows)
 
     def scores_of(block: SSAValue) -> list[SSAValue]:
-        return score_products(k, element, q_fragments, tiles.keys(pipeline.stage(block)), depth)
+        return score_products(k, element, q_fragments, tiles.keys(pipeline.stage(block)), depth, key_rows)
 
     def values_of(block: SSAValue, p: list[SSAValue], acc: list[SSAValue]) -> list[SSAValue]:
-        return value_products(k, element, flash.p16, p, tiles.values(pipeline.stage(block)), width, acc)
+        return value_products(k, element, p, tiles.values(pipeline.stage(block)), width, key_rows, acc)
 
     # Block 0, peeled (masked: it may be the diagonal or a partial block); q's copies land
     # with its stage's.
     pipeline.initialize()
     issue_copies(k, q, zero, n_major_target(k, tiles.q, rows_per_block))
-    for block in range(AHEAD + 1):  # block j fills j + AHEAD from j = 1 on
+    for block in range(blocking.ahead + 1):  # block j fills j + ahead from j = 1 on
         fill(k.index(block))
     pipeline.acquire(zero)
     q_fragments = query_fragments(k, tiles.q, rows_per_block, k.add(warp_row, lane_row), lane_column, depth)
     s = wait_for_products(k, 0, scores_of(zero))
     minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
     largest, totals, p, _ = softmax(zero, s, [minus_infinity] * 2, [nothing] * 2, masked=True)
+    p = packed_p(k, element, flash.p16, p)
 
     def step(block: SSAValue, carried: list[SSAValue], masked: bool) -> list[SSAValue]:
         """Key block `block` (module docstring): carried (m, l, o, p of the block before)."""
-        largest, totals, acc, p = carried[:2], carried[2:4], carried[4:-(KEYS // 2)], carried[-(KEYS // 2):]
+        largest, totals, acc, p = carried[:2], carried[2:4], carried[4:-p_words], carried[-p_words:]
         before = k.emit(arith.SubiOp(block, one))
         pipeline.acquire(block)
         s = scores_of(block)
         s, acc = wait_for_older(k, s, values_of(before, p, acc))  # s done; p v runs on beside the softmax
         new_largest, new_totals, p, corrections = softmax(block, s, largest, totals, masked)
         acc = wait_for_products(k, 0, acc)
+        # Packed once the products reading the previous p are done: a register a wgmma in
+        # flight reads may not be written (ptxas would serialize the products).
+        p = packed_p(k, element, flash.p16, p)
         pipeline.release(before)
-        fill(k.add(block, k.index(AHEAD)))
+        fill(k.add(block, k.index(blocking.ahead)))
         return [*new_largest, *new_totals, *rescaled(k, acc, corrections), *p]
 
+    p_words = len(p)
     state = [*largest, *totals] + [nothing] * (4 * output.tiles_n) + p
-    unmasked = k.index(keys // KEYS)
+    unmasked = k.index(keys // key_rows)
     if flash.causal:  # key blocks wholly left of the block's first query
         unmasked = k.emit(arith.MinUIOp(k.mul(query_block, k.index(per_block)), unmasked))
     unmasked = k.emit(arith.MaxUIOp(unmasked, one))
     for lower, upper, masked in ((one, unmasked, False), (unmasked, blocks, True)):
         state = block_loop(k, lower, upper, state, lambda block, carried, masked=masked: step(block, carried, masked))
     last = k.emit(arith.SubiOp(blocks, one))
-    p, acc = state[-(KEYS // 2):], state[4:-(KEYS // 2)]
+    p, acc = state[-p_words:], state[4:-p_words]
     acc = wait_for_products(k, 0, values_of(last, p, acc))
     totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in state[2:4]]
     store_output(k, flash, acc, totals, rows, thread_in_group, batch_ids, queries, output)
@@ -322,38 +357,44 @@ def query_fragments(k: GpuKernelLowering, q: SSAValue, rows: int, row: SSAValue,
 
 
 def score_products(k: GpuKernelLowering, element, q_fragments: list[list[SSAValue]], keys_base: SSAValue,
-                   depth: int) -> list[SSAValue]:
-    """s = q kᵀ of the key block at `keys_base`: the warpgroup's [64 x 64] accumulator, D / 16
-    products of q's a fragments (registers) and k from a K-major descriptor (k16 step i:
-    strip i // 4, 32 bytes per step in it), left in flight."""
-    k_first, step_bytes = stepped_descriptor(k, keys_base, True, KEYS)
-    sums = [constant(k, 0.0)] * (KEYS // 2)
-    instruction = wgmma_instruction(KEYS, element, False, False) + ".a_registers"
+                   depth: int, key_rows: int) -> list[SSAValue]:
+    """s = q kᵀ of the key block at `keys_base`: the warpgroup's [64 x key_rows] accumulator,
+    D / 16 products of q's a fragments (registers) and k from a K-major descriptor (k16 step
+    i: strip i // 4, 32 bytes per step in it), left in flight."""
+    k_first, step_bytes = stepped_descriptor(k, keys_base, True, key_rows)
+    sums = [constant(k, 0.0)] * (key_rows // 2)
+    instruction = wgmma_instruction(key_rows, element, False, False) + ".a_registers"
     k.inline_ptx("wgmma.fence.sync.aligned", [])
     steps_per_strip = K_TILE // 16
     for step in range(depth // 16):
         strip, inside = divmod(step, steps_per_strip)
-        k_at = moved_descriptor(k, k_first, strip * KEYS * ROW_BYTES + inside * step_bytes)
+        k_at = moved_descriptor(k, k_first, strip * key_rows * ROW_BYTES + inside * step_bytes)
         sums = k.inline_ptx(instruction, [*q_fragments[step], k_at, *sums], len(sums), f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])
     return sums
 
 
-def value_products(k: GpuKernelLowering, element, p16: bool, p: list[SSAValue], values_base: SSAValue, width: int,
-                   acc: list[SSAValue]) -> list[SSAValue]:
-    """acc + p v, left in flight: per 16 keys, p's a fragments from registers (one, or high
-    and low: see flash_attention.p_fragments) times v's 16 rows, N-major (strips of 64
-    columns KEYS rows of 128 bytes apart)."""
+def packed_p(k: GpuKernelLowering, element, p16: bool, p: list[SSAValue]) -> list[SSAValue]:
+    """p (f32 fragments of a [64 x keys] tile) as the words of the p v products' a fragments,
+    per 16 keys one fragment (four words), or high and low (see flash_attention.p_fragments):
+    what the loop carries to the next block, half or all of p's registers."""
+    return [word for step in range(len(p) // 8) for fragment in p_fragments(k, element, p16, a_fragment_pairs(p, step))
+            for word in fragment]  # fmt: skip
+
+
+def value_products(k: GpuKernelLowering, element, p_words: list[SSAValue], values_base: SSAValue, width: int,
+                   key_rows: int, acc: list[SSAValue]) -> list[SSAValue]:
+    """acc + p v, left in flight: per 16 keys, p's a fragments (packed_p: one or two) times
+    v's 16 rows, N-major (strips of 64 columns key_rows rows of 128 bytes apart)."""
     instruction = wgmma_instruction(width, element, False, True) + ".a_registers"
-    products = []
-    v_first, v_step = stepped_descriptor(k, values_base, False, KEYS)
-    for step in range(KEYS // 16):
-        v_descriptor = moved_descriptor(k, v_first, step * v_step)
-        products += [(fragment, v_descriptor) for fragment in p_fragments(k, element, p16, a_fragment_pairs(p, step))]
+    steps = key_rows // 16
+    per_step = len(p_words) // (4 * steps)
+    v_first, v_step = stepped_descriptor(k, values_base, False, key_rows)
     # Every a fragment is written before the fence: registers a wgmma reads must not change
     # after it (ptxas would otherwise insert a warpgroup.arrive before each product).
     k.inline_ptx("wgmma.fence.sync.aligned", [])
-    for fragment, v_descriptor in products:
-        acc = k.inline_ptx(instruction, [*fragment, v_descriptor, *acc], len(acc), f32)
+    for fragment in range(steps * per_step):
+        v_descriptor = moved_descriptor(k, v_first, fragment // per_step * v_step)
+        acc = k.inline_ptx(instruction, [*p_words[4 * fragment: 4 * fragment + 4], v_descriptor, *acc], len(acc), f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])
     return acc
