@@ -50,7 +50,11 @@ of shared memory's 128 bytes per cycle, beside the copies and the p v products' 
 with copy addresses that differ by constants (tensor_core_loop.issue_copies), took head 128
 at 4096 keys from 487 to 514 TFLOP/s (p16) and 400 to 417 (split p); carrying p packed
 (half its registers with p16) to 536 (p16), and head 64 with causal masks from 255 to 277
-(split p).
+(split p). Also left out: o's rescale before the copies' branch rather than after (ptxas
+could interleave it with the softmax) ran 549 -> 528 (p16); the copies issued between the
+products and their wait (in the shadow of the products; with 128-key blocks then only one
+block ahead) 546 -> 517 (p16) and split p within 1%; balanced trees for the row maxima and
+sums instead of chains, no change.
 """
 
 from __future__ import annotations
