@@ -34,7 +34,7 @@ within one warpgroup):
                        o *= 2^(m - m')
     after the blocks:  o += p v of the last; o / l stored
 
-The stages pass between the threads through mbarriers (StagePipeline), not block-wide
+The stages pass between the threads through mbarriers (stage_barriers.py), not block-wide
 barriers: a thread waits only for the copies of the block it uses and for the release of
 the stage it refills, so the two warpgroups of a block need not run in step. No product is
 in flight across a loop iteration (ptxas would otherwise serialize the wgmma: the tests'
@@ -59,11 +59,10 @@ sums instead of chains, no change.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import f32, i32
+from xdsl.dialects.builtin import f32
 from xdsl.ir import SSAValue
 
 from strata.dialects import tile
@@ -83,16 +82,16 @@ from strata.lowering.tile_to_gpu.flash_attention import (
 )
 from strata.lowering.tile_to_gpu.fragments import MmaFragments
 from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
-from strata.lowering.tile_to_gpu.ops import butterfly, i32_constant
+from strata.lowering.tile_to_gpu.ops import butterfly
+from strata.lowering.tile_to_gpu.stage_barriers import StagePipeline, barrier_bytes
 from strata.lowering.tile_to_gpu.threads import WARP
-from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies
+from strata.lowering.tile_to_gpu.tensor_core_loop import issue_copies
 from strata.lowering.tile_to_gpu.warpgroup_loop import (
     K_TILE,
     ROW_BYTES,
     atom_aligned_buffer,
     moved_descriptor,
     n_major_target,
-    shared_address,
     stepped_descriptor,
     wait_for_products,
     wgmma_instruction,
@@ -119,7 +118,6 @@ class KeyBlocking:
 
 NARROW = KeyBlocking(KEYS, stages=4, ahead=2)
 WIDE = KeyBlocking(2 * KEYS, stages=3, ahead=2)
-MBARRIER_BYTES = 8
 
 
 class WarpgroupFlashLowering(FlashAttentionLowering):
@@ -177,81 +175,18 @@ class SwizzledTiles:
     def __init__(self, k: GpuKernelLowering, element, rows: int, depth: int, width: int, blocking: KeyBlocking):
         self.k = k
         self.q_bytes = rows * depth * 2
-        self.key_rows = blocking.keys
         self.k_bytes = blocking.keys * depth * 2
         self.stage_bytes = self.k_bytes + blocking.keys * width * 2
         self.stages = blocking.stages
-        self.barriers_at = self.q_bytes + self.stages * self.stage_bytes
-        self.q = atom_aligned_buffer(k, self.barriers_at + 2 * self.stages * MBARRIER_BYTES, element)
+        barriers_at = self.q_bytes + self.stages * self.stage_bytes
+        self.q = atom_aligned_buffer(k, barriers_at + barrier_bytes(self.stages), element)
+        self.barriers = k.add(self.q, k.index(barriers_at))
 
     def keys(self, stage: SSAValue) -> SSAValue:
         return self.k.add(self.q, self.k.add(self.k.index(self.q_bytes), self.k.mul(stage, self.k.index(self.stage_bytes))))
 
     def values(self, stage: SSAValue) -> SSAValue:
         return self.k.add(self.keys(stage), self.k.index(self.k_bytes))
-
-    def barrier(self, kind: int, stage: SSAValue) -> SSAValue:
-        """The shared address (i32) of mbarrier `kind` (0: full, 1: empty) of `stage`."""
-        first = self.k.index(self.barriers_at + kind * self.stages * MBARRIER_BYTES)
-        return shared_address(self.k, self.k.add(self.q, self.k.add(first, self.k.mul(stage, self.k.index(MBARRIER_BYTES)))))
-
-
-class StagePipeline:
-    """The k/v stages handed between the block's threads by mbarriers instead of block-wide
-    barriers, so that the two warpgroups need not run in step. With S stages, stage s holds
-    blocks s, s + S, …; the u-th use of a stage is phase u of its barriers:
-
-    - full: every thread's copies into the stage have landed (each thread arrives through
-      cp.async.mbarrier.arrive.noinc once its own copies complete; a block's threads arrive);
-    - empty: every thread is done with the products that read it.
-
-    A thread copies block b (b ≥ S) only after phase b / S - 1 of the stage's
-    empty barrier (try_wait on the other parity passes at once on a fresh barrier), and
-    reads it after phase b / S of its full one."""
-
-    def __init__(self, k: GpuKernelLowering, tiles: SwizzledTiles):
-        self.k, self.tiles = k, tiles
-
-    def initialize(self) -> None:
-        """Thread 0 sets every barrier's arrival count; the block barrier after it publishes them."""
-        k = self.k
-        count = i32_constant(k, k.block_size)
-
-        def init() -> None:
-            for kind in (0, 1):
-                for stage in range(self.tiles.stages):
-                    k.inline_ptx("mbarrier.init.shared.b64", [self.tiles.barrier(kind, k.index(stage)), count])
-
-        k.guarded(k.emit(arith.CmpiOp(k.thread, k.index(0), "eq")), init)
-        k.barriers.barrier()
-
-    def stage(self, block: SSAValue) -> SSAValue:
-        return self.k.emit(arith.RemUIOp(block, self.k.index(self.tiles.stages)))
-
-    def parity(self, block: SSAValue, flip: int = 0) -> SSAValue:
-        """The parity of block's phase of its stage's barriers (b / S mod 2), xor `flip`."""
-        k = self.k
-        phase = k.emit(arith.AndIOp(k.emit(arith.DivUIOp(block, k.index(self.tiles.stages))), k.index(1)))
-        if flip:
-            phase = k.emit(arith.XOrIOp(phase, k.index(1)))
-        return k.emit(arith.IndexCastOp(phase, i32))
-
-    def fill(self, block: SSAValue, streams: list[tuple[Operand, Callable[[SSAValue], SSAValue]]]) -> None:
-        """This thread's share of block's copies (each stream into stage_base(stage)), once the
-        stage's previous block is released; they arrive on the full barrier as they land."""
-        k, stage = self.k, self.stage(block)
-        k.inline_ptx("mbarrier.wait.parity", [self.tiles.barrier(1, stage), self.parity(block, flip=1)])
-        for stream, stage_base in streams:
-            issue_copies(k, stream, block, n_major_target(k, stage_base(stage), self.tiles.key_rows))
-        k.inline_ptx("cp.async.mbarrier.arrive.noinc.shared.b64", [self.tiles.barrier(0, stage)])
-
-    def acquire(self, block: SSAValue) -> None:
-        """Waits until block's copies landed, and fences them for the async proxy (wgmma)."""
-        self.k.inline_ptx("mbarrier.wait.parity", [self.tiles.barrier(0, self.stage(block)), self.parity(block)])
-        self.k.inline_ptx("fence.proxy.async.shared::cta", [])
-
-    def release(self, block: SSAValue) -> None:
-        self.k.inline_ptx("mbarrier.arrive.shared.b64", [self.tiles.barrier(1, self.stage(block))])
 
 
 def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBlocking) -> None:
@@ -266,7 +201,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
     values = operand(k, flash.v, key_rows, [*batch_ids, None, zero])
     rows_per_block = k.query_rows
     tiles = SwizzledTiles(k, element, rows_per_block, depth, width, blocking)
-    pipeline = StagePipeline(k, tiles)
+    pipeline = StagePipeline(k, tiles.barriers, tiles.stages)
 
     blocks = k.index(-(-keys // key_rows))
     per_block = rows_per_block // key_rows
@@ -275,7 +210,11 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
 
     def fill(block: SSAValue) -> None:
         k.guarded(k.emit(arith.CmpiOp(block, blocks, "ult")),
-                  lambda: pipeline.fill(block, [(keys_operand, tiles.keys), (values, tiles.values)]))
+                  lambda: pipeline.fill(block, lambda stage: copy_block(stage, block)))
+
+    def copy_block(stage: SSAValue, block: SSAValue) -> None:
+        for stream, stage_base in ((keys_operand, tiles.keys), (values, tiles.values)):
+            issue_copies(k, stream, block, n_major_target(k, stage_base(stage), key_rows))
 
     scores = MmaFragments((rows_per_block, key_rows), rows_per_block // 16, 1)
     output = MmaFragments((rows_per_block, width), rows_per_block // 16, 1)
