@@ -194,12 +194,14 @@ def issue_copies(k: GpuKernelLowering, operand: Operand, step: SSAValue,
     per_row = operand.columns // operand.chunk
     chunks = operand.rows * per_row
     full, empty = (k.emit(arith.ConstantOp(IntegerAttr(n, i32))) for n in (16, 0))
-    first_row = k.emit(arith.DivUIOp(k.thread, k.index(per_row)))
-    first_column = k.mul(k.emit(arith.RemUIOp(k.thread, k.index(per_row))), k.index(operand.chunk))
-    first_offset = k.element_offset(partition.view, origin, [*zeros, first_row, first_column])
-    row_stride = partition.view.get_strides()[-2]
+    same_column = k.block_size % per_row == 0
+    if same_column:
+        first_row = k.emit(arith.DivUIOp(k.thread, k.index(per_row)))
+        first_column = k.mul(k.emit(arith.RemUIOp(k.thread, k.index(per_row))), k.index(operand.chunk))
+        first_offset = k.element_offset(partition.view, origin, [*zeros, first_row, first_column])
+        row_stride = partition.view.get_strides()[-2]
     for first in range(0, chunks, k.block_size):
-        if k.block_size % per_row == 0:
+        if same_column:
             rows_on = first // per_row
             row, column = k.add(first_row, k.index(rows_on)), first_column
             offset = k.add(first_offset, k.index(rows_on * row_stride))
