@@ -14,8 +14,10 @@
 // kernel on wgmma: q and the k/v stages in the 128-byte swizzled layout from a 1024-aligned
 // base (q and four stages of k and v: 72 KiB, their mbarriers, 1008 bytes of alignment
 // slack), the stages handed over by mbarriers, copies fenced for the async proxy after the
-// wait, q kᵀ as 4 m64n64k16 products from descriptors, p v as 8 products with p's
-// fragments from registers (high and low) and v N-major.
+// wait, q read into registers once (4 ldmatrix), q kᵀ as 4 m64n64k16 products with q's
+// fragments from registers and k from descriptors, p v as 8 products with p's fragments
+// from registers (high and low) and v N-major; flash-attention-key-blocks.mlir has the
+// 128-key blocks of a head of 128 with p16.
 // f32 attention keeps the three kernels (scores, softmax, values).
 // RUN: strata-opt %s -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 flash_attention=true fused_attention=false}" | filecheck %s --check-prefix=TILE
 // RUN: strata-opt %s -p gpu-pipeline | filecheck %s
