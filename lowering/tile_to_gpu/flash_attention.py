@@ -42,9 +42,8 @@ from xdsl.ir import Block, Region, SSAValue
 
 from strata.dialects import tile
 from strata.dialects.tile_types import TensorViewType
-from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind
+from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind, ldmatrix_lanes
 from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
-from strata.lowering.tile_to_gpu.threads import WARP
 from strata.lowering.tile_to_gpu.ops import butterfly, i32_constant
 from strata.lowering.tile_to_gpu.tensor_core_loop import (
     Operand,
@@ -204,10 +203,8 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     scores = MmaFragments((QUERIES, KEYS), 4, 1)
     output = MmaFragments((QUERIES, width), 4, 1)
     warp_row, _, group, thread_in_group = scores.lane_origin(k)
-    lane = k.emit(arith.RemUIOp(k.thread, k.index(WARP)))
-    lane_row = k.emit(arith.RemUIOp(lane, k.index(16)))
-    lane_column = k.mul(k.emit(arith.DivUIOp(lane, k.index(16))), k.index(CHUNK))
-    q_fragments = a_fragments(k, q.shared, k.add(warp_row, lane_row), lane_column, depth)
+    lane, lane_row, lane_column = ldmatrix_lanes(k, CHUNK)
+    q_fragments = a_fragments(k, padded_target(k, q.shared), k.add(warp_row, lane_row), lane_column, depth)
     first_row = k.add(k.mul(query_block, k.index(QUERIES)), k.add(warp_row, group))
     rows = [first_row, k.add(first_row, k.index(8))]
 
@@ -405,14 +402,20 @@ def copy_issuer(k: GpuKernelLowering, streams: list[Operand], blocks: SSAValue) 
     return issue
 
 
-def a_fragments(k: GpuKernelLowering, shared: SSAValue, row: SSAValue, lane_column: SSAValue, depth: int) -> list[list[SSAValue]]:
+def a_fragments(k: GpuKernelLowering, target: Callable[[SSAValue, SSAValue], SSAValue], row: SSAValue,
+                lane_column: SSAValue, depth: int) -> list[list[SSAValue]]:
     """A warp's 16 rows of a shared operand (lane l addresses row `row` = warp row + l % 16 at
-    column `lane_column`, 0 or 8) as mma.sync a fragments, one per 16 columns of `depth`."""
+    column `lane_column`, 0 or 8; target(row, column) is the shared address) as mma.sync a
+    fragments (the warpgroup mma's a fragments too), one per 16 columns of `depth`."""
     return [
-        k.inline_ptx("ldmatrix.sync.aligned.m8n8.x4.shared.b16",
-                     [address(k, shared, [row, k.add(lane_column, k.index(16 * step))])], 4)
+        k.inline_ptx("ldmatrix.sync.aligned.m8n8.x4.shared.b16", [target(row, k.add(lane_column, k.index(16 * step)))], 4)
         for step in range(depth // 16)
     ]  # fmt: skip
+
+
+def padded_target(k: GpuKernelLowering, shared: SSAValue) -> Callable[[SSAValue, SSAValue], SSAValue]:
+    """Shared addresses of (row, column) of a tile in rows padded as its buffer's shape says."""
+    return lambda row, column: address(k, shared, [row, column])
 
 
 def p_fragments(k: GpuKernelLowering, element, p16: bool, pairs: list[tuple[SSAValue, SSAValue]]) -> list[list[SSAValue]]:

@@ -50,10 +50,11 @@ from strata.lowering.tile_to_gpu.flash_attention import (
     online_softmax_rows,
     operand,
     outside,
+    padded_target,
     store_rows,
     streamed_loop,
 )
-from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind
+from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind, ldmatrix_lanes
 from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
 from strata.lowering.tile_to_gpu.threads import WARP
 from strata.lowering.tile_to_gpu.ops import butterfly
@@ -170,9 +171,7 @@ class Kernel:
         self.kind = TensorCoreKind(self.element, 16, 2)
         self.scores = MmaFragments((BLOCK, BLOCK), 4, 1)
         self.warp_row, _, self.group, self.thread_in_group = self.scores.lane_origin(k)
-        self.lane = k.emit(arith.RemUIOp(k.thread, k.index(WARP)))
-        self.lane_row = k.emit(arith.RemUIOp(self.lane, k.index(16)))
-        self.lane_column = k.mul(k.emit(arith.DivUIOp(self.lane, k.index(16))), k.index(CHUNK))
+        self.lane, self.lane_row, self.lane_column = ldmatrix_lanes(k, CHUNK)
         first = k.add(k.mul(self.block, k.index(BLOCK)), k.add(self.warp_row, self.group))
         self.rows = [first, k.add(first, k.index(8))]
         """This lane's two rows of its warp's 16 (queries; keys in dkv)."""
@@ -204,7 +203,8 @@ class Kernel:
 
     def a_fragments(self, shared: SSAValue, depth: int) -> list[list[SSAValue]]:
         """This warp's 16 rows of a resident operand as a fragments, one per 16 columns."""
-        return a_fragments(self.k, shared, self.k.add(self.warp_row, self.lane_row), self.lane_column, depth)
+        return a_fragments(self.k, padded_target(self.k, shared), self.k.add(self.warp_row, self.lane_row), self.lane_column,
+                           depth)
 
     def products(self, a: list[list[SSAValue]], b: Operand, stage_row: SSAValue) -> list[SSAValue]:
         """a (this warp's 16 rows) times the stage's 64 rows of b, transposed: [16 x 64]."""

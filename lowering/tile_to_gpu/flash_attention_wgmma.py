@@ -67,11 +67,13 @@ from xdsl.ir import SSAValue
 
 from strata.dialects import tile
 from strata.lowering.tile_to_gpu.flash_attention import (
+    CHUNK,
     KEYS,
     QUERIES,
     Flash,
     FlashAttentionLowering,
     a_fragment_pairs,
+    a_fragments,
     block_loop,
     constant,
     operand,
@@ -80,11 +82,10 @@ from strata.lowering.tile_to_gpu.flash_attention import (
     softmax_block,
     store_output,
 )
-from strata.lowering.tile_to_gpu.fragments import MmaFragments
+from strata.lowering.tile_to_gpu.fragments import MmaFragments, ldmatrix_lanes
 from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
 from strata.lowering.tile_to_gpu.ops import butterfly
 from strata.lowering.tile_to_gpu.stage_barriers import StagePipeline, barrier_bytes
-from strata.lowering.tile_to_gpu.threads import WARP
 from strata.lowering.tile_to_gpu.tensor_core_loop import issue_copies
 from strata.lowering.tile_to_gpu.warpgroup_loop import (
     K_TILE,
@@ -220,9 +221,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
     output = MmaFragments((rows_per_block, width), rows_per_block // 16, 1)
     warp_row, _, group, thread_in_group = scores.lane_origin(k)
     first_row = k.add(k.mul(query_block, k.index(rows_per_block)), k.add(warp_row, group))
-    lane = k.emit(arith.RemUIOp(k.thread, k.index(WARP)))
-    lane_row = k.emit(arith.RemUIOp(lane, k.index(16)))
-    lane_column = k.mul(k.emit(arith.DivUIOp(lane, k.index(16))), k.index(8))
+    _, lane_row, lane_column = ldmatrix_lanes(k, CHUNK)
     rows = [first_row, k.add(first_row, k.index(8))]
 
     def softmax(block: SSAValue, s: list[SSAValue], largest: list[SSAValue], totals: list[SSAValue], masked: bool):
@@ -241,7 +240,9 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
     for block in range(blocking.ahead + 1):  # block j fills j + ahead from j = 1 on
         fill(k.index(block))
     pipeline.acquire(zero)
-    q_fragments = query_fragments(k, tiles.q, rows_per_block, k.add(warp_row, lane_row), lane_column, depth)
+    # q read into registers once: with q from a descriptor every score product would read
+    # both operands from shared memory, at the limit of its bandwidth.
+    q_fragments = a_fragments(k, n_major_target(k, tiles.q, rows_per_block), k.add(warp_row, lane_row), lane_column, depth)
     s = wait_for_products(k, 0, scores_of(zero))
     minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
     largest, totals, p, _ = softmax(zero, s, [minus_infinity] * 2, [nothing] * 2, masked=True)
@@ -283,20 +284,6 @@ def wait_for_older(k: GpuKernelLowering, older: list[SSAValue], newer: list[SSAV
     newer one's still in flight (both tied through the wait, so neither moves)."""
     values = wait_for_products(k, 1, [*older, *newer])
     return values[: len(older)], values[len(older):]
-
-
-def query_fragments(k: GpuKernelLowering, q: SSAValue, rows: int, row: SSAValue, lane_column: SSAValue,
-                    depth: int) -> list[list[SSAValue]]:
-    """This warp's 16 rows of the block's swizzled q (`rows` rows per strip) as the a
-    fragments of the score products, one per 16 of depth, by ldmatrix.x4 (lane l addresses
-    `row` = its warp's row + l % 16 at `lane_column`, 0 or 8): read once, so that the
-    products read only k from shared memory (with q from a descriptor every product would
-    read both, at the limit of shared memory's bandwidth)."""
-    target = n_major_target(k, q, rows)
-    return [
-        k.inline_ptx("ldmatrix.sync.aligned.m8n8.x4.shared.b16", [target(row, k.add(lane_column, k.index(16 * step)))], 4)
-        for step in range(depth // 16)
-    ]  # fmt: skip
 
 
 def score_products(k: GpuKernelLowering, element, q_fragments: list[list[SSAValue]], keys_base: SSAValue,

@@ -166,3 +166,13 @@ def accumulator_layout(op: tile.MmaOp, threads: int, tf32: bool = False) -> Accu
         if fragments is not None:
             return fragments
     return MicroTiles.of(shape, threads)
+
+
+def ldmatrix_lanes(k: ThreadMappedLowering, chunk: int) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """(lane, lane % 16, lane // 16 · chunk): this lane, and the row and column (in elements,
+    `chunk` per 16 bytes) it addresses for an ldmatrix.x4 of a warp's 16-row tile: lanes 0-15
+    the rows' first 16 bytes, lanes 16-31 their second."""
+    lane = k.emit(arith.RemUIOp(k.thread, k.index(WARP)))
+    lane_row = k.emit(arith.RemUIOp(lane, k.index(16)))
+    lane_column = k.mul(k.emit(arith.DivUIOp(lane, k.index(16))), k.index(chunk))
+    return lane, lane_row, lane_column

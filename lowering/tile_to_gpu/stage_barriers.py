@@ -27,10 +27,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, i32
+from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
 from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
+from strata.lowering.tile_to_gpu.ops import i32_constant
+from strata.lowering.tile_to_gpu.warpgroup_loop import shared_address
 
 MBARRIER_BYTES = 8
 
@@ -51,12 +53,12 @@ class StagePipeline:
         """The shared address (i32) of mbarrier `kind` (0: full, 1: empty) of `stage`."""
         k = self.k
         first = k.index(kind * self.stages * MBARRIER_BYTES)
-        return k.emit(arith.IndexCastOp(k.add(self.barriers, k.add(first, k.mul(stage, k.index(MBARRIER_BYTES)))), i32))
+        return shared_address(k, k.add(self.barriers, k.add(first, k.mul(stage, k.index(MBARRIER_BYTES)))))
 
     def initialize(self) -> None:
         """Thread 0 sets every barrier's arrival count; the block barrier after it publishes them."""
         k = self.k
-        count = k.emit(arith.ConstantOp(IntegerAttr(k.block_size, i32)))
+        count = i32_constant(k, k.block_size)
 
         def init() -> None:
             for kind in (0, 1):

@@ -44,9 +44,14 @@ from xdsl.ir import Block, Region, SSAValue
 
 from strata.dialects import tile
 from strata.dialects.tile_types import TensorViewType, element_bytes
-from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind, accumulator_layout, tensor_core_operands
+from strata.lowering.tile_to_gpu.fragments import (
+    MmaFragments,
+    TensorCoreKind,
+    accumulator_layout,
+    ldmatrix_lanes,
+    tensor_core_operands,
+)
 from strata.lowering.tile_to_gpu.kernel import DYNAMIC_SHARED_LIMIT, GpuKernelLowering
-from strata.lowering.tile_to_gpu.threads import WARP
 from strata.lowering.tile_to_gpu.tensor_cores import multiply_fragments, to_tf32
 from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values
 from strata.lowering.tile_to_loops.kernel import Partition, static_value
@@ -232,9 +237,7 @@ def multiply_stage(k: GpuKernelLowering, layout: MmaFragments, kind: TensorCoreK
                    stage: SSAValue, sums: list[SSAValue]) -> list[SSAValue]:
     """The accumulator registers after the k steps of the tiles in shared stage `stage`."""
     warp_row, warp_column, group, thread_in_group = layout.lane_origin(k)
-    lane = k.emit(arith.RemUIOp(k.thread, k.index(WARP)))
-    lane_row = k.emit(arith.RemUIOp(lane, k.index(16)))
-    lane_column = k.mul(k.emit(arith.DivUIOp(lane, k.index(16))), k.index(a.chunk))
+    lane, lane_row, lane_column = ldmatrix_lanes(k, a.chunk)
     a_rows = k.add(k.mul(stage, k.index(a.rows)), k.add(warp_row, lane_row))
     b_first = k.mul(stage, k.index(b.rows))
     sums = list(sums)
