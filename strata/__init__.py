@@ -16,30 +16,30 @@
     strata.cache_dir(); strata.clear_cache()           # the on-disk compile cache (STRATA_CACHE=0: off)
 """
 
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
-
-from strata.api import (
-    Executable,
-    cache_dir,
-    clear_cache,
-    compile,
-    compile_profiles,
-    get_num_threads,
-    interpret,
-    set_num_threads,
-)
-from strata.dialects.context import parse_module
-from strata.frontends import builder as ops
-from strata import dsl, vsla
-from strata.frontends.builder import Graph, Tensor, build_module
-from strata.grad import grad, value_and_grad
-from strata.support.errors import BuildError, ExecutionError, InputError, IRError, StrataError, UnsupportedOpError
-from strata.training import SGD, Adam, Trainer, build_train_step
 
 try:
     __version__ = version("strata-compiler")  # the distribution's name (pyproject.toml)
 except PackageNotFoundError:  # run from a source tree that was never installed
     __version__ = "0+unknown"
+
+_PUBLIC = {
+    "strata.api": ("Executable", "cache_dir", "clear_cache", "compile", "compile_profiles", "get_num_threads",
+                   "interpret", "set_num_threads"),
+    "strata.dialects.context": ("parse_module",),
+    "strata.frontends.builder": ("Graph", "Tensor", "build_module"),
+    "strata.grad": ("grad", "value_and_grad"),
+    "strata.support.errors": ("BuildError", "ExecutionError", "InputError", "IRError", "StrataError",
+                              "UnsupportedOpError"),
+    "strata.training": ("SGD", "Adam", "Trainer", "build_train_step"),
+    "strata.torch_api": ("compile_torch", "from_torch", "TorchExecutable"),
+}
+"""Where each public name lives. They are imported on first use (PEP 562), so a tool that
+needs only the dialects and passes (strata-opt, run once per lit RUN line) does not pay for
+the runtime, the front ends and torch: `import strata` itself loads nothing else."""
+_HOME = {name: module for module, names in _PUBLIC.items() for name in names}
+_SUBMODULES = {"ops": "strata.frontends.builder", "dsl": "strata.dsl", "vsla": "strata.vsla"}
 
 __all__ = [
     "__version__",
@@ -72,14 +72,18 @@ __all__ = [
     "UnsupportedOpError",
 ]
 
-_TORCH_NAMES = ("compile_torch", "from_torch", "TorchExecutable")
-"""strata/torch_api.py's entry points (not in __all__: `from strata import *` needs no torch)."""
-
 
 def __getattr__(name: str):
-    """The PyTorch entry points, imported on first use (so `import strata` needs no torch)."""
-    if name in _TORCH_NAMES:
-        from strata import torch_api
+    """A public name, imported from its module on first use (the PyTorch entry points need torch)."""
+    if name in _HOME:
+        value = getattr(import_module(_HOME[name]), name)
+    elif name in _SUBMODULES:
+        value = import_module(_SUBMODULES[name])
+    else:
+        raise AttributeError(f"module 'strata' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
-        return getattr(torch_api, name)
-    raise AttributeError(f"module 'strata' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME, *_SUBMODULES})

@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-# kernels is imported for its registrations: every graph op's numpy meaning.
-from strata.runtime.reference import interpreter, kernels, vsla_kernels  # noqa: F401
+from strata.runtime.reference import interpreter
 from strata.targets.target import Target, register_target
 
 

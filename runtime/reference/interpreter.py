@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 
 from strata.dialects.opinfo import evaluate
 from strata.support.errors import ExecutionError, InputError, IRError
