@@ -29,7 +29,7 @@ _PUBLIC = {
                    "interpret", "set_num_threads"),
     "strata.dialects.context": ("parse_module",),
     "strata.frontends.builder": ("Graph", "Tensor", "build_module"),
-    "strata.grad": ("grad", "value_and_grad"),
+    "strata.gradients": ("grad", "value_and_grad"),
     "strata.support.errors": ("BuildError", "ExecutionError", "InputError", "IRError", "StrataError",
                               "UnsupportedOpError"),
     "strata.training": ("SGD", "Adam", "Trainer", "build_train_step"),

@@ -1,8 +1,8 @@
 """Flash attention on the GPU (lowering/tile_to_gpu/flash_attention.py): bf16/f16 attention
-with head sizes 16..128 is one tensor-core kernel with an online softmax and no S x S
+with head sizes 16..256 (multiples of 16) is one tensor-core kernel with an online softmax and no S x S
 workspace; other attention keeps the three kernels. Without a GPU: which attention takes
 which path, the plan, ptxas. With a GPU: results against the reference at odd sizes,
-causal and not, cross attention, head sizes 16 to 128, within the ulps the CPU suite allows
+causal and not, cross attention, head sizes 16 to 256, within the ulps the CPU suite allows
 the GPU (4: the score matmul's accumulation on tensor cores)."""
 
 from __future__ import annotations
@@ -29,6 +29,12 @@ CASES = {
     "causal-queries-past-keys-f16": ((1, 100, 64), (1, 40, 64), (1, 40, 16), "f16", True),
     "head-16-33-f16": ((2, 33, 16), (2, 33, 16), (2, 33, 16), "f16", False),
     "long-1x2x1024x128-causal-bf16": ((1, 2, 1024, 128), (1, 2, 1024, 128), (1, 2, 1024, 128), "bf16", True),
+    "head-80-v96-causal-bf16": ((2, 77, 80), (2, 77, 80), (2, 77, 96), "bf16", True),
+    "head-48-f16": ((1, 50, 48), (1, 50, 48), (1, 50, 48), "f16", False),
+    # Past head 128: q read again at each key block, blocks of 32 keys (16 at head 256).
+    "head-144-causal-bf16": ((2, 70, 144), (2, 70, 144), (2, 70, 144), "bf16", True),
+    "head-192-v160-cross-f16": ((1, 77, 192), (1, 90, 192), (1, 90, 160), "f16", False),
+    "head-256-causal-bf16": ((1, 2, 100, 256), (1, 2, 100, 256), (1, 2, 100, 256), "bf16", True),
 }
 
 
@@ -55,9 +61,9 @@ def test_16_bit_attention_is_one_flash_kernel_without_a_scores_buffer(case):
 
 @pytest.mark.parametrize(
     "q, k, v, dtype",
-    [((1, 64, 64), (1, 64, 64), (1, 64, 64), "f32"), ((1, 64, 256), (1, 64, 256), (1, 64, 64), "bf16"),
-     ((1, 64, 8), (1, 64, 8), (1, 64, 8), "bf16")],
-    ids=["f32", "head-256", "head-8"],
+    [((1, 64, 64), (1, 64, 64), (1, 64, 64), "f32"), ((1, 64, 272), (1, 64, 272), (1, 64, 64), "bf16"),
+     ((1, 64, 8), (1, 64, 8), (1, 64, 8), "bf16"), ((1, 64, 40), (1, 64, 40), (1, 64, 40), "bf16")],
+    ids=["f32", "head-272", "head-8", "head-40"],
 )  # fmt: skip
 def test_other_attention_keeps_three_kernels(q, k, v, dtype):
     text = str(lower(attention(q, k, v, dtype, False)))
@@ -70,7 +76,8 @@ def test_other_attention_keeps_three_kernels(q, k, v, dtype):
 def test_flash_ptx_is_accepted_by_ptxas(arch):
     from strata.lowering.nvvm.translate import module_to_ptx
 
-    for case in ("heads-2x4x128x64-causal-bf16", "partial-150x128-f16"):
+    for case in ("heads-2x4x128x64-causal-bf16", "partial-150x128-f16", "head-80-v96-causal-bf16", "head-192-v160-cross-f16",
+                 "head-256-causal-bf16"):
         ptx = module_to_ptx(lower(attention(*CASES[case])), arch)[1]
         assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx and "cvt.rn." in ptx
         ptxas(ptx, arch)

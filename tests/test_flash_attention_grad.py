@@ -1,6 +1,6 @@
 """The gradient of attention: graph.attention_grad (the VJP of graph.attention), spelled out
 in matmuls and a softmax by expand-attention-grad (the CPU, f32 and large heads on the GPU)
-or computed by the flash-attention backward kernels (bf16/f16, heads 16..64, on the GPU:
+or computed by the flash-attention backward kernels (bf16/f16, heads 16..128, on the GPU:
 lowering/graph_to_tile/attention_grad.py, whose kernel bodies are what the GPU kernels of
 lowering/tile_to_gpu/flash_attention_grad.py compute). Without a GPU: which path each
 gradient takes, the plan (no S x S workspace), the marked kernels' bodies run on the CPU
@@ -31,9 +31,13 @@ CASES = {
     "cross-70x130-v32-bf16": ((2, 70, 64), (2, 130, 64), (2, 130, 32), "bf16", False),
     "causal-queries-past-keys-f16": ((1, 100, 32), (1, 40, 32), (1, 40, 16), "f16", True),
     "causal-keys-past-queries-bf16": ((1, 40, 16), (1, 100, 16), (1, 100, 16), "bf16", True),
+    # Heads past 64: 32-row streamed blocks, resident fragments read again at each block.
+    "head-128-causal-bf16": ((2, 130, 128), (2, 130, 128), (2, 130, 128), "bf16", True),
+    "head-96-v80-cross-f16": ((1, 70, 96), (1, 100, 96), (1, 100, 80), "f16", False),
+    "head-112-v48-causal-queries-past-keys-bf16": ((1, 100, 112), (1, 40, 112), (1, 40, 48), "bf16", True),
 }
 SMALL = ("tiny-3x17x16-causal-bf16", "cross-70x130-v32-bf16", "causal-queries-past-keys-f16",
-         "causal-keys-past-queries-bf16")  # fmt: skip
+         "causal-keys-past-queries-bf16", "head-96-v80-cross-f16")  # fmt: skip
 
 
 def attention_grad(q, k, v, dtype, causal, scale=None) -> str:
@@ -97,14 +101,16 @@ def test_16_bit_attention_grad_is_three_flash_kernels_without_a_scores_buffer(ca
     workspaces = [b for b in buffers if "tile.workspace" in b.attributes]
     padded = -(-q[-2] // 64) * 64
     assert len(workspaces) == 2 and all(b.result.type.get_shape() == (np.prod(q[:-2]) * padded,) for b in workspaces)
-    assert not any(b.result.type.get_shape()[0] >= q[-2] * k[-2] * np.prod(q[:-2]) for b in buffers if b not in workspaces)
+    operands = {int(np.prod(shape)) for shape in CASES[case][:3]} | {int(np.prod((*q[:-1], CASES[case][2][-1])))}
+    sizes = [b.result.type.get_shape()[0] for b in buffers if b not in workspaces]
+    assert not any(size >= q[-2] * k[-2] * np.prod(q[:-2]) and size not in operands for size in sizes)
 
 
 @pytest.mark.parametrize(
     "q, k, v, dtype",
-    [((1, 64, 64), (1, 64, 64), (1, 64, 64), "f32"), ((1, 64, 128), (1, 64, 128), (1, 64, 128), "bf16"),
-     ((1, 64, 8), (1, 64, 8), (1, 64, 8), "bf16")],
-    ids=["f32", "head-128", "head-8"],
+    [((1, 64, 64), (1, 64, 64), (1, 64, 64), "f32"), ((1, 64, 144), (1, 64, 144), (1, 64, 144), "bf16"),
+     ((1, 64, 8), (1, 64, 8), (1, 64, 8), "bf16"), ((1, 64, 64), (1, 64, 64), (1, 64, 136), "bf16")],
+    ids=["f32", "head-144", "head-8", "v-head-136"],
 )  # fmt: skip
 def test_other_attention_grad_is_expanded(q, k, v, dtype):
     program = str(tile_program(attention_grad(q, k, v, dtype, True)))
@@ -176,7 +182,7 @@ def test_a_malformed_flash_grad_mark_is_a_clear_error():
 def test_flash_grad_ptx_is_accepted_by_ptxas(arch):
     from strata.lowering.nvvm.translate import module_to_ptx
 
-    for case in ("heads-2x3x128x64-causal-bf16", "partial-150x32-f16"):
+    for case in ("heads-2x3x128x64-causal-bf16", "partial-150x32-f16", "head-128-causal-bf16", "head-96-v80-cross-f16"):
         ptx = module_to_ptx(lower(attention_grad(*CASES[case])), arch)[1]
         assert ptx.count(".entry") == 3 and "mma.sync.aligned.m16n8k16" in ptx and "ldmatrix" in ptx
         ptxas(ptx, arch)

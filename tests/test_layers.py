@@ -177,3 +177,19 @@ def test_the_import_reader_sees_function_level_and_type_checking_imports(tmp_pat
     )
     known = {"strata.runtime.cpu", "strata.targets.passes"}
     assert imports_of("strata.dialects.probe", source, known) == known
+
+
+def test_public_names_are_the_documented_objects_whichever_module_loads_first():
+    """strata's public names are imported on first use (PEP 562): a submodule imported
+    later must not replace one of them (as `strata.grad` the module once could)."""
+    import importlib
+    import types
+
+    import strata
+
+    for module in ("strata.api", "strata.gradients", "strata.training", "strata.frontends.builder", "strata.dsl"):
+        importlib.import_module(module)
+    modules = {"dsl", "vsla", "ops"}
+    for name in strata.__all__:
+        assert isinstance(getattr(strata, name), types.ModuleType) == (name in modules), name
+    assert callable(strata.grad) and callable(strata.value_and_grad) and strata.compile_torch.__module__ == "strata.torch_api"

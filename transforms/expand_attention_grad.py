@@ -44,11 +44,14 @@ from strata.dialects.graph_nn import above_diagonal
 from strata.support.dtypes import tensor_dtype
 from strata.transforms.vjp_context import GraphEmitter
 
-FLASH_HEADS = (16, 32, 64, 128)
-"""Head sizes (of q/k and of v) the GPU's flash-attention forward kernel takes."""
-FLASH_GRAD_HEADS = (16, 32, 64)
-"""Head sizes its backward kernels take (four [64 x head] tiles staged in shared memory,
-two of them in two stages, fit the 96 KiB a block may have up to head 64)."""
+FLASH_HEADS = tuple(range(16, 257, 16))
+"""Head sizes (of q/k and of v) the GPU's flash-attention forward kernel takes: multiples of
+16 up to 256 (past 128 it streams smaller key blocks, so that q and two stages of k and v
+fit the 96 KiB a block may have)."""
+FLASH_GRAD_HEADS = tuple(range(16, 129, 16))
+"""Head sizes its backward kernels take (past 64 they stream blocks of 32 rows to fit; past
+128 two resident [64 x head] tiles leave too little for the streamed ones, and dkv's sums
+too few registers)."""
 
 
 def flash_shaped(q: TensorType, v: TensorType, heads: tuple[int, ...] = FLASH_HEADS) -> bool:

@@ -1,6 +1,8 @@
-func.func @main(%q: tensor<2x3x70x64xbf16>, %k: tensor<2x3x70x64xbf16>, %v: tensor<2x3x70x64xbf16>, %q2: tensor<1x33x32xf16>, %k2: tensor<1x150x32xf16>, %v2: tensor<1x150x16xf16>, %q3: tensor<2x150x128xf16>, %k3: tensor<2x200x128xf16>, %v3: tensor<2x200x128xf16>) -> (tensor<2x3x70x64xbf16>, tensor<1x33x16xf16>, tensor<2x150x128xf16>) {
+func.func @main(%q: tensor<2x3x70x64xbf16>, %k: tensor<2x3x70x64xbf16>, %v: tensor<2x3x70x64xbf16>, %q2: tensor<1x33x32xf16>, %k2: tensor<1x150x32xf16>, %v2: tensor<1x150x16xf16>, %q3: tensor<2x150x128xf16>, %k3: tensor<2x200x128xf16>, %v3: tensor<2x200x128xf16>, %q4: tensor<1x77x192xf16>, %k4: tensor<1x90x192xf16>, %v4: tensor<1x90x160xf16>, %q5: tensor<1x2x100x256xbf16>, %k5: tensor<1x2x100x256xbf16>, %v5: tensor<1x2x100x256xbf16>) -> (tensor<2x3x70x64xbf16>, tensor<1x33x16xf16>, tensor<2x150x128xf16>, tensor<1x77x160xf16>, tensor<1x2x100x256xbf16>) {
   %0 = "graph.attention"(%q, %k, %v) <{scale = 0.125 : f64, causal = true}> : (tensor<2x3x70x64xbf16>, tensor<2x3x70x64xbf16>, tensor<2x3x70x64xbf16>) -> tensor<2x3x70x64xbf16>
   %1 = "graph.attention"(%q2, %k2, %v2) <{scale = 0.17677669529663687 : f64, causal = false}> : (tensor<1x33x32xf16>, tensor<1x150x32xf16>, tensor<1x150x16xf16>) -> tensor<1x33x16xf16>
   %2 = "graph.attention"(%q3, %k3, %v3) <{scale = 0.08838834764831845 : f64, causal = false}> : (tensor<2x150x128xf16>, tensor<2x200x128xf16>, tensor<2x200x128xf16>) -> tensor<2x150x128xf16>
-  func.return %0, %1, %2 : tensor<2x3x70x64xbf16>, tensor<1x33x16xf16>, tensor<2x150x128xf16>
+  %3 = "graph.attention"(%q4, %k4, %v4) <{scale = 0.07216878364870322 : f64, causal = false}> : (tensor<1x77x192xf16>, tensor<1x90x192xf16>, tensor<1x90x160xf16>) -> tensor<1x77x160xf16>
+  %4 = "graph.attention"(%q5, %k5, %v5) <{scale = 0.0625 : f64, causal = true}> : (tensor<1x2x100x256xbf16>, tensor<1x2x100x256xbf16>, tensor<1x2x100x256xbf16>) -> tensor<1x2x100x256xbf16>
+  func.return %0, %1, %2, %3, %4 : tensor<2x3x70x64xbf16>, tensor<1x33x16xf16>, tensor<2x150x128xf16>, tensor<1x77x160xf16>, tensor<1x2x100x256xbf16>
 }

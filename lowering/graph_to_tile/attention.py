@@ -131,8 +131,10 @@ def fused_kernel(op: graph.AttentionOp, p: ProgramLowering, flash: bool = False)
     keys, width = shape_of(v_type)[-2:]
     lead = (1,) * len(batch)
     rows = min(QUERY_BLOCK, next_power_of_two(queries))
-    columns = min(KEY_BLOCK, next_power_of_two(keys))
     depth_tile, width_tile = next_power_of_two(depth), next_power_of_two(width)
+    # The flash mark's body (its meaning, past head 128 too) in half-width key blocks keeps
+    # its tiles within the kernel's on-chip budget.
+    columns = min(KEY_BLOCK if max(depth_tile, width_tile) <= 128 else KEY_BLOCK // 2, next_power_of_two(keys))
     element, compute = out_type.element_type, compute_element(out_type)
 
     out = p.new_buffer(out_type)

@@ -8,7 +8,9 @@ keeps everything about them in registers, in mma.sync fragment layouts:
 
 - q (64 x D) is copied to shared memory once (cp.async) and read into a fragments (ldmatrix);
 - key blocks of 64 stream through two shared stages of k (64 x D) and v (64 x Dv), the
-  copies of block j + 1 in flight while block j is used;
+  copies of block j + 1 in flight while block j is used (past head 128: blocks of 32 keys,
+  16 at head 256 for the stages to fit, key_rows; and q's fragments read from shared
+  memory again at each block rather than held, beside o's 128 registers at head 256);
 - t = scale · log2(e) · q kᵀ: mma.sync with k's rows as b fragments (plain ldmatrix on k
   rows: k is b transposed, tensor_core_loop.k_major_fragments); in the key blocks that need
   it, keys past the end and (causal) past the query masked to -inf;
@@ -43,7 +45,7 @@ from xdsl.ir import Block, Region, SSAValue
 from strata.dialects import tile
 from strata.dialects.tile_types import TensorViewType
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind, ldmatrix_lanes
-from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
+from strata.lowering.tile_to_gpu.kernel import DYNAMIC_SHARED_LIMIT, GpuKernelLowering
 from strata.lowering.tile_to_gpu.ops import butterfly, i32_constant
 from strata.lowering.tile_to_gpu.tensor_core_loop import (
     Operand,
@@ -65,6 +67,20 @@ CHUNK = 8
 """16-bit elements per 16-byte copy; rows of shared tiles are padded by one chunk."""
 MARK = "tile.flash_attention"
 LOG2_E = log2(e)
+MAX_HEAD = 256
+HELD_HEAD = 128
+"""The largest q/k head whose q fragments stay in registers across the key blocks."""
+
+
+def key_rows(depth: int, width: int) -> int:
+    """Keys a block: 64 up to head 128; past it 32 (a [16 x 64] score tile beside head 144's
+    o and q spilled), or 16 where q and two stages of 32 keys of k and v, in rows padded by
+    a chunk, would pass the shared memory a block may have (head 256)."""
+    def shared_bytes(rows: int) -> int:
+        return 2 * (QUERIES * (depth + CHUNK) + 2 * rows * (depth + CHUNK + width + CHUNK))
+
+    largest = KEYS if max(depth, width) <= HELD_HEAD else KEYS // 2
+    return next(rows for rows in (largest, largest // 2) if shared_bytes(rows) <= DYNAMIC_SHARED_LIMIT)
 
 
 @dataclass(frozen=True)
@@ -93,7 +109,7 @@ class Flash:
         ):  # fmt: skip
             raise StrataError(
                 f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} needs {{scale: f64, causal: bool}} on a kernel "
-                "of four viewed buffers of one 16-bit type (q, k transposed, v, out) with heads of 16 to 128 and a "
+                "of four viewed buffers of one 16-bit type (q, k transposed, v, out) with heads of 16 to 256 and a "
                 f"grid of {QUERIES}-query blocks, as lower-graph-to-tile writes it"
             )
         q, k_transposed, v, out = args
@@ -110,7 +126,7 @@ class Flash:
 
 def fits(kernel: tile.KernelOp, views: list[TensorViewType]) -> bool:
     """Whether the views (q, k transposed, v, out) and the grid are what this kernel
-    computes: one 16-bit type, q/k heads of 16..128 in steps of 16, v heads likewise, keys
+    computes: one 16-bit type, q/k heads of 16..256 in steps of 16, v heads likewise, keys
     and batch axes that agree, one grid point per (batch..., 64 queries)."""
     q, k_transposed, v, out = (view.get_shape() for view in views)
     element = views[0].element_type
@@ -118,7 +134,7 @@ def fits(kernel: tile.KernelOp, views: list[TensorViewType]) -> bool:
     keys, width = v[-2:]
     return (
         isinstance(element, BFloat16Type | Float16Type) and all(view.element_type == element for view in views)
-        and all(16 <= size <= 128 and size % 16 == 0 for size in (depth, width))
+        and all(16 <= size <= MAX_HEAD and size % 16 == 0 for size in (depth, width))
         and tuple(k_transposed) == (*batch, depth, keys) and tuple(v) == (*batch, keys, width)
         and tuple(out) == (*batch, queries, width)
         and tuple(kernel.grid_shape()) == (*batch, -(-queries // QUERIES))
@@ -182,16 +198,19 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     queries, depth = flash.q[1].get_shape()[-2:]
     keys, width = flash.v[1].get_shape()[-2:]
     zero = k.index(0)
+    block_keys = key_rows(depth, width)
+    per_query_block = k.index(QUERIES // block_keys)
     q = operand(k, flash.q, QUERIES, [*batch_ids, query_block, zero])
-    keys_operand = operand(k, flash.k, KEYS, [*batch_ids, None, zero])
-    values = operand(k, flash.v, KEYS, [*batch_ids, None, zero])
+    keys_operand = operand(k, flash.k, block_keys, [*batch_ids, None, zero])
+    values = operand(k, flash.v, block_keys, [*batch_ids, None, zero])
     q.shared = k.shared_alloca([QUERIES, depth + CHUNK], element, dynamic=True)
-    keys_operand.shared = k.shared_alloca([2 * KEYS, depth + CHUNK], element, dynamic=True)
-    values.shared = k.shared_alloca([2 * KEYS, width + CHUNK], element, dynamic=True)
+    keys_operand.shared = k.shared_alloca([2 * block_keys, depth + CHUNK], element, dynamic=True)
+    values.shared = k.shared_alloca([2 * block_keys, width + CHUNK], element, dynamic=True)
 
-    blocks = k.index(-(-keys // KEYS))
-    if flash.causal:  # query block b sees key blocks 0 .. b (QUERIES == KEYS)
-        blocks = k.emit(arith.MinUIOp(k.add(query_block, k.index(1)), blocks))
+    blocks = k.index(-(-keys // block_keys))
+    first_on_diagonal = k.mul(query_block, per_query_block)
+    if flash.causal:  # query block b sees the key blocks up to its own last query
+        blocks = k.emit(arith.MinUIOp(k.add(first_on_diagonal, per_query_block), blocks))
 
     issue = copy_issuer(k, [keys_operand, values], blocks)
     issue_copies(k, q, zero, stage_target(k, q, zero))
@@ -200,11 +219,14 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     k.inline_ptx("cp.async.wait_group.1", [])
     k.barriers.barrier()
 
-    scores = MmaFragments((QUERIES, KEYS), 4, 1)
+    scores = MmaFragments((QUERIES, block_keys), 4, 1)
     output = MmaFragments((QUERIES, width), 4, 1)
     warp_row, _, group, thread_in_group = scores.lane_origin(k)
     lane, lane_row, lane_column = ldmatrix_lanes(k, CHUNK)
-    q_fragments = a_fragments(k, padded_target(k, q.shared), k.add(warp_row, lane_row), lane_column, depth)
+    def read_q() -> list[list[SSAValue]]:
+        return a_fragments(k, padded_target(k, q.shared), k.add(warp_row, lane_row), lane_column, depth)
+
+    held = read_q() if depth <= HELD_HEAD else None
     first_row = k.add(k.mul(query_block, k.index(QUERIES)), k.add(warp_row, group))
     rows = [first_row, k.add(first_row, k.index(8))]
 
@@ -213,11 +235,11 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     # Key blocks wholly inside the keys and (causal) wholly left of the block's first query
     # need no mask: they run in a loop of their own, the rest (the last partial block, the
     # diagonal) in a masked one.
-    unmasked = k.index(keys // KEYS)
+    unmasked = k.index(keys // block_keys)
     if flash.causal:
-        unmasked = k.emit(arith.MinUIOp(query_block, unmasked))
-    context = KeyBlocks(flash, kind, keys_operand, values, scores, output, q_fragments, rows,
-                        lane, lane_row, lane_column, thread_in_group, issue)
+        unmasked = k.emit(arith.MinUIOp(first_on_diagonal, unmasked))
+    context = KeyBlocks(flash, kind, keys_operand, values, scores, output, read_q if held is None else (lambda: held), rows,
+                        lane, lane_row, lane_column, thread_in_group, issue, block_keys)
     state = key_block_loop(k, context, zero, unmasked, state, masked=False)
     state = key_block_loop(k, context, unmasked, blocks, state, masked=True)
     totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in state[2:4]]
@@ -235,7 +257,8 @@ class KeyBlocks:
     values: Operand
     scores: MmaFragments
     output: MmaFragments
-    q_fragments: list[list[SSAValue]]
+    q_fragments: Callable[[], list[list[SSAValue]]]
+    """This warp's q as a fragments: held in registers, or read again where a block uses them."""
     rows: list[SSAValue]
     lane: SSAValue
     lane_row: SSAValue
@@ -243,6 +266,7 @@ class KeyBlocks:
     thread_in_group: SSAValue
     issue: Callable[[SSAValue, SSAValue], None]
     """Issues the copies of key block (block, stage) and commits them."""
+    block_keys: int
 
 
 def key_block_loop(k: GpuKernelLowering, c: KeyBlocks, lower: SSAValue, upper: SSAValue, state: list[SSAValue],
@@ -251,16 +275,16 @@ def key_block_loop(k: GpuKernelLowering, c: KeyBlocks, lower: SSAValue, upper: S
     s = q kᵀ, the online softmax, o += p v."""
 
     def step(block: SSAValue, stage_row: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
-        s = block_products(k, c.scores, c.kind, c.q_fragments, c.keys, stage_row, c.lane)
+        s = block_products(k, c.scores, c.kind, c.q_fragments(), c.keys, stage_row, c.lane)
         new_largest, new_totals, probabilities, corrections = softmax_block(
-            k, c.flash, s, block, c.rows, c.thread_in_group, carried[:2], carried[2:4], masked
+            k, c.flash, s, block, c.rows, c.thread_in_group, carried[:2], carried[2:4], masked, c.block_keys
         )  # fmt: skip
         acc = rescaled(k, carried[4:], corrections)
         acc = accumulate_products(k, c.output, c.kind, c.flash.p16, probabilities, c.values, stage_row, c.lane_row,
                                   c.lane_column, acc)
         return [*new_largest, *new_totals, *acc]
 
-    return streamed_loop(k, lower, upper, state, c.issue, step)
+    return streamed_loop(k, lower, upper, state, c.issue, step, c.block_keys)
 
 
 def softmax_block(k: GpuKernelLowering, flash: Flash, s: list[SSAValue], block: SSAValue,
@@ -293,8 +317,9 @@ def a_fragment_pairs(terms: list[SSAValue], step: int) -> list[tuple[SSAValue, S
 
 def block_products(k: GpuKernelLowering, layout: MmaFragments, kind: TensorCoreKind, a: list[list[SSAValue]],
                    b: Operand, stage_row: SSAValue, lane: SSAValue) -> list[SSAValue]:
-    """A warp's 16 rows (a fragments, one per 16 of depth) times the stage's 64 rows of b,
-    transposed (b's rows as b fragments by plain ldmatrix): a [16 x 64] tile in fragments."""
+    """A warp's 16 rows (a fragments, one per 16 of depth) times the stage's rows of b
+    (as many as `layout` has columns), transposed (b's rows as b fragments by plain
+    ldmatrix): a [16 x n] tile in fragments."""
     sums = [constant(k, 0.0)] * (4 * layout.tiles_n)
     for depth, fragment in enumerate(a):
         b_fragments = k_major_fragments(k, b, layout.tiles_n, stage_row, lane, 16 * depth)
@@ -305,11 +330,11 @@ def block_products(k: GpuKernelLowering, layout: MmaFragments, kind: TensorCoreK
 def accumulate_products(k: GpuKernelLowering, layout: MmaFragments, kind: TensorCoreKind, p16: bool, terms: list[SSAValue],
                         b: Operand, stage_row: SSAValue, lane_row: SSAValue, lane_column: SSAValue,
                         sums: list[SSAValue]) -> list[SSAValue]:
-    """sums + terms b: terms a [16 x 64] score tile of this warp in fragments (p, or ds),
-    b the stage's 64 rows of an operand read by ldmatrix.trans; the terms enter as
+    """sums + terms b: terms a [16 x n] score tile of this warp in fragments (p, or ds),
+    b the stage's n rows of an operand read by ldmatrix.trans; the terms enter as
     p_fragments (two 16-bit fragments, one with p16)."""
     sums = list(sums)
-    for step in range(KEYS // 16):
+    for step in range(len(terms) // 8):  # 16 rows of b (two 8-column score tiles) a step
         row = k.add(k.add(stage_row, lane_row), k.index(16 * step))
         b_fragments = b16_b_fragments(k, layout, b, row, k.index(0), lane_column)
         for fragment in p_fragments(k, kind.element, p16, a_fragment_pairs(terms, step)):
@@ -319,18 +344,18 @@ def accumulate_products(k: GpuKernelLowering, layout: MmaFragments, kind: Tensor
 
 def streamed_loop(k: GpuKernelLowering, lower: SSAValue, upper: SSAValue, state: list[SSAValue],
                   issue: Callable[[SSAValue, SSAValue], None],
-                  body: Callable[[SSAValue, SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
-    """scf.for over streamed blocks lower .. upper carrying `state`: wait for the block's
-    copies, issue the next block's (into the stage the block before it used, which every
-    thread is done with after the barrier), then body(block, first shared row of its stage,
-    state)."""
+                  body: Callable[[SSAValue, SSAValue, list[SSAValue]], list[SSAValue]], rows: int = KEYS) -> list[SSAValue]:
+    """scf.for over streamed blocks (of `rows` rows) lower .. upper carrying `state`: wait
+    for the block's copies, issue the next block's (into the stage the block before it used,
+    which every thread is done with after the barrier), then body(block, first shared row
+    of its stage, state)."""
 
     def streamed(block: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
         k.inline_ptx("cp.async.wait_group.0", [])
         k.barriers.barrier()
         following = k.add(block, k.index(1))
         issue(following, k.emit(arith.RemUIOp(following, k.index(2))))
-        stage_row = k.mul(k.emit(arith.RemUIOp(block, k.index(2))), k.index(KEYS))
+        stage_row = k.mul(k.emit(arith.RemUIOp(block, k.index(2))), k.index(rows))
         return body(block, stage_row, carried)
 
     return block_loop(k, lower, upper, state, streamed)

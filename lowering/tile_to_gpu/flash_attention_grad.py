@@ -3,8 +3,8 @@
 bodies are their meaning) are replaced here by flash-attention backward kernels, in the
 mma.sync fragment layouts of the forward kernel (flash_attention.py): one block of 4 warps
 per 64 rows, warp w owning rows 16w .. 16w + 15, the operands of the other side streamed
-in blocks of 64 through two shared stages (cp.async), every [64 x 64] score tile kept in
-registers. Scores are in base 2 (t = scale · log2(e) · q kᵀ, p = 2^(t - L · log2 e)).
+in blocks of 64 rows (32 where a head passes 64: stream_rows) through two shared stages
+(cp.async), every [64 x 64] (or [64 x 32]) score tile kept in registers. Scores are in base 2 (t = scale · log2(e) · q kᵀ, p = 2^(t - L · log2 e)).
 
 - stats (per 64 queries): the forward's online softmax over the key blocks without p v:
   L = (m + log2 l) · ln 2, natural as the tile body writes it; D = rowsum(dout ∘ out),
@@ -20,13 +20,17 @@ registers. Scores are in base 2 (t = scale · log2(e) · q kᵀ, p = 2^(t - L ·
 p and ds enter their products as one 16-bit fragment with `attention_p16`, else as high +
 low fragments (flash_attention.p_fragments). Blocks wholly inside the sequences and off
 the diagonal run unmasked; only the diagonal and the partial last blocks are masked.
+
+Heads up to 64 keep the resident operands' a fragments in registers for the whole loop;
+larger ones (up to 128) read them from shared memory again at each block (held_fragments):
+dkv's two [16 x 128] sums are 128 registers a lane already.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from math import log, prod
+from math import gcd, log, prod
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects import math as xmath
@@ -62,6 +66,10 @@ from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies, 
 from strata.support.errors import StrataError
 
 BLOCK = 64
+"""Rows of a kernel's own (resident) tiles: queries in stats and dq, keys in dkv."""
+MAX_HEAD = 128
+HELD_HEAD = 64
+"""The largest head whose resident a fragments stay in registers across the blocks."""
 ARGUMENTS = {"stats": ("q", "k", "out", "dout", "lse", "dots"), "dq": ("q", "k", "v", "dout", "lse", "dots", "dq"),
              "dkv": ("q", "k", "v", "dout", "lse", "dots", "dk", "dv")}  # fmt: skip
 """The marked kernels' arguments, as lower-graph-to-tile launches them."""
@@ -109,8 +117,8 @@ class FlashGrad:
         grad = FlashGrad(part.data, buffers, mark.data["scale"].value.data, bool(mark.data["causal"].value.data), lowering.p16)
         if not grad.fits(kernel.grid_shape()):
             raise StrataError(
-                f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} takes one 16-bit type with heads of 16 to 64 "
-                f"(multiples of 16) and a grid of {BLOCK}-row blocks"
+                f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} takes one 16-bit type with heads of 16 to "
+                f"{MAX_HEAD} (multiples of 16) and a grid of {BLOCK}-row blocks"
             )
         return grad
 
@@ -122,9 +130,16 @@ class FlashGrad:
         rows = self.keys if self.part == "dkv" else self.queries
         return (
             isinstance(element, BFloat16Type | Float16Type) and all(view.element_type == element for view in tensors)
-            and all(16 <= head <= 64 and head % 16 == 0 for head in heads)
+            and all(16 <= head <= MAX_HEAD and head % 16 == 0 for head in heads)
             and tuple(grid) == (*batch, -(-rows // BLOCK))
         )  # fmt: skip
+
+
+def stream_rows(head: int) -> int:
+    """Rows of a streamed block: 64, or 32 for heads past 64, where two resident [64 x head]
+    tiles and two stages of two streamed ones would pass the 96 KiB a block may have
+    (head 128: 104 KiB in 64-row blocks, 68 KiB in 32-row ones)."""
+    return BLOCK if head <= HELD_HEAD else BLOCK // 2
 
 
 def row_view(view: TensorViewType) -> TensorViewType:
@@ -169,7 +184,11 @@ class Kernel:
         *self.batch_ids, self.block = k.program_ids
         self.element = grad.buffers["q"][1].element_type
         self.kind = TensorCoreKind(self.element, 16, 2)
-        self.scores = MmaFragments((BLOCK, BLOCK), 4, 1)
+        self.head = max(grad.buffers[name][1].get_shape()[-1] for name in ("q", "dout"))
+        self.stream = stream_rows(self.head)
+        self.per_block = BLOCK // self.stream
+        """Streamed blocks per resident block's rows."""
+        self.scores = MmaFragments((BLOCK, self.stream), 4, 1)
         self.warp_row, _, self.group, self.thread_in_group = self.scores.lane_origin(k)
         self.lane, self.lane_row, self.lane_column = ldmatrix_lanes(k, CHUNK)
         first = k.add(k.mul(self.block, k.index(BLOCK)), k.add(self.warp_row, self.group))
@@ -182,11 +201,11 @@ class Kernel:
     # Operands and streaming.
 
     def operand(self, name: str, at_block: bool) -> Operand:
-        """The 64-row tiles of a buffer: at this block's rows, or streamed by the loop."""
+        """The tiles of a buffer: this block's 64 rows, or the loop's streamed blocks."""
         k = self.k
         buffer, view = self.grad.buffers[name]
         indices = [*self.batch_ids, self.block if at_block else None, k.index(0)]
-        return operand(k, (buffer, view), BLOCK, indices)
+        return operand(k, (buffer, view), BLOCK if at_block else self.stream, indices)
 
     def resident(self, operands: Sequence[Operand]) -> None:
         k = self.k
@@ -198,13 +217,25 @@ class Kernel:
     def streamed(self, operands: Sequence[Operand], blocks: SSAValue) -> Callable[[SSAValue, SSAValue], None]:
         """Two shared stages for each operand; returns issue(block, stage)."""
         for stream in operands:
-            stream.shared = self.k.shared_alloca([2 * BLOCK, stream.columns + CHUNK], self.element, dynamic=True)
+            stream.shared = self.k.shared_alloca([2 * self.stream, stream.columns + CHUNK], self.element, dynamic=True)
         return copy_issuer(self.k, list(operands), blocks)
+
+    def loop(self, lower: SSAValue, upper: SSAValue, state: list[SSAValue], issue: Callable[[SSAValue, SSAValue], None],
+             body: Callable[[SSAValue, SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+        return streamed_loop(self.k, lower, upper, state, issue, body, self.stream)
 
     def a_fragments(self, shared: SSAValue, depth: int) -> list[list[SSAValue]]:
         """This warp's 16 rows of a resident operand as a fragments, one per 16 columns."""
         return a_fragments(self.k, padded_target(self.k, shared), self.k.add(self.warp_row, self.lane_row), self.lane_column,
                            depth)
+
+    def held_fragments(self, resident: Operand) -> Callable[[], list[list[SSAValue]]]:
+        """The a fragments of a resident operand where a block's code uses them: read once,
+        here, and held in registers (heads up to HELD_HEAD), or read again at each use."""
+        if self.head <= HELD_HEAD:
+            fragments = self.a_fragments(resident.shared, resident.columns)
+            return lambda: fragments
+        return lambda: self.a_fragments(resident.shared, resident.columns)
 
     def products(self, a: list[list[SSAValue]], b: Operand, stage_row: SSAValue) -> list[SSAValue]:
         """a (this warp's 16 rows) times the stage's 64 rows of b, transposed: [16 x 64]."""
@@ -212,7 +243,7 @@ class Kernel:
 
     def accumulate(self, layout: MmaFragments, terms: list[SSAValue], b: Operand, stage_row: SSAValue,
                    sums: list[SSAValue]) -> list[SSAValue]:
-        """sums + terms (a [16 x 64] score tile in fragments) times the stage's rows of b."""
+        """sums + terms (a [16 x stream] score tile in fragments) times the stage's rows of b."""
         return accumulate_products(self.k, layout, self.kind, self.grad.p16, terms, b, stage_row, self.lane_row,
                                    self.lane_column, sums)
 
@@ -245,13 +276,14 @@ class Kernel:
                    self.batch_ids, extent)
 
     def blocks(self, size: int) -> SSAValue:
-        return self.k.index(-(-size // BLOCK))
+        """Streamed blocks over `size` rows."""
+        return self.k.index(-(-size // self.stream))
 
     def ranges(self, first: SSAValue, diagonal_end: SSAValue | None, total: int) -> list[tuple[SSAValue, SSAValue, bool]]:
         """(lower, upper, masked) ranges of streamed blocks first .. blocks(total): a masked
         diagonal block first (causal dkv), unmasked whole blocks, then the masked rest."""
         k = self.k
-        whole = k.index(total // BLOCK)
+        whole = k.index(total // self.stream)
         ranges = []
         if diagonal_end is not None:
             ranges.append((first, diagonal_end, True))
@@ -263,10 +295,11 @@ class Kernel:
         """(the key blocks this query block sees: all, or causal up to the diagonal; how many
         of them run unmasked: wholly inside the keys and, causal, left of the diagonal)."""
         k, grad = self.k, self.grad
-        seen, unmasked = self.blocks(grad.keys), k.index(grad.keys // BLOCK)
+        seen, unmasked = self.blocks(grad.keys), k.index(grad.keys // self.stream)
         if grad.causal:
-            seen = k.emit(arith.MinUIOp(k.add(self.block, k.index(1)), seen))
-            unmasked = k.emit(arith.MinUIOp(self.block, unmasked))
+            first_on_diagonal = k.mul(self.block, k.index(self.per_block))
+            seen = k.emit(arith.MinUIOp(k.add(first_on_diagonal, k.index(self.per_block)), seen))
+            unmasked = k.emit(arith.MinUIOp(first_on_diagonal, unmasked))
         return seen, unmasked
 
     def query_scores(self, q_fragments: list[list[SSAValue]], keys: Operand, block: SSAValue, stage_row: SSAValue,
@@ -277,7 +310,7 @@ class Kernel:
         t = [k.emit(arith.MulfOp(value, scale)) for value in self.products(q_fragments, keys, stage_row)]
         if not masked:
             return t
-        first_key, minus_infinity = k.mul(block, k.index(BLOCK)), constant(k, float("-inf"))
+        first_key, minus_infinity = k.mul(block, k.index(self.stream)), constant(k, float("-inf"))
         return [k.emit(arith.SelectOp(self.outside(self.rows[(n % 4) // 2], k.add(first_key, self.column(n))),
                                       minus_infinity, value)) for n, value in enumerate(t)]  # fmt: skip
 
@@ -292,20 +325,20 @@ class Kernel:
         issue(k.index(0), k.index(0))
         k.inline_ptx("cp.async.wait_group.1", [])
         k.barriers.barrier()
-        q_fragments = self.a_fragments(q.shared, q.columns)
+        q_fragments = self.held_fragments(q)
         minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
 
         def body(masked: bool):
             def step(block: SSAValue, stage_row: SSAValue, state: list[SSAValue]) -> list[SSAValue]:
-                t = self.query_scores(q_fragments, keys, block, stage_row, masked)
+                t = self.query_scores(q_fragments(), keys, block, stage_row, masked)
                 largest, totals, _, _ = online_softmax_rows(k, t, state[:2], state[2:])
                 return [*largest, *totals]
 
             return step
 
         state = [minus_infinity, minus_infinity, nothing, nothing]
-        state = streamed_loop(k, k.index(0), unmasked, state, issue, body(False))
-        state = streamed_loop(k, unmasked, key_blocks, state, issue, body(True))
+        state = self.loop(k.index(0), unmasked, state, issue, body(False))
+        state = self.loop(unmasked, key_blocks, state, issue, body(True))
         ln2 = constant(k, log(2.0))
         for half in range(2):
             total = butterfly(k, state[2 + half], 4, lambda a, b: k.emit(arith.AddfOp(a, b)))
@@ -320,11 +353,11 @@ class Kernel:
 
     def row_dots(self) -> None:
         """D = rowsum(dout ∘ out) of each warp's 16 rows, coalesced: a row at a time in groups
-        of min(32, width) lanes (consecutive lanes on consecutive columns), folded over the
-        group by shuffles."""
+        of gcd(32, width) lanes (consecutive lanes on consecutive columns, each group's lanes
+        covering the row in whole steps), folded over the group by shuffles."""
         k, grad = self.k, self.grad
         width = grad.buffers["out"][1].get_shape()[-1]
-        lanes = min(WARP, width)
+        lanes = gcd(WARP, width)
         rows_per_step = WARP // lanes
         group_row = k.emit(arith.DivUIOp(self.lane, k.index(lanes)))
         column = k.emit(arith.RemUIOp(self.lane, k.index(lanes)))
@@ -366,7 +399,7 @@ class Kernel:
         issue(k.index(0), k.index(0))
         k.inline_ptx("cp.async.wait_group.1", [])
         k.barriers.barrier()
-        q_fragments, dout_fragments = self.a_fragments(q.shared, q.columns), self.a_fragments(dout.shared, dout.columns)
+        q_fragments, dout_fragments = self.held_fragments(q), self.held_fragments(dout)
         log2e = constant(k, LOG2_E)
         lse = [k.emit(arith.MulfOp(self.stat("lse", row), log2e)) for row in self.rows]
         dots = [self.stat("dots", row) for row in self.rows]
@@ -374,16 +407,16 @@ class Kernel:
 
         def body(masked: bool):
             def step(block: SSAValue, stage_row: SSAValue, sums: list[SSAValue]) -> list[SSAValue]:
-                t = self.query_scores(q_fragments, keys, block, stage_row, masked)
-                dp = self.products(dout_fragments, values, stage_row)
+                t = self.query_scores(q_fragments(), keys, block, stage_row, masked)
+                dp = self.products(dout_fragments(), values, stage_row)
                 _, ds = self.probabilities(t, dp, lambda n: lse[(n % 4) // 2], lambda n: dots[(n % 4) // 2])
                 return self.accumulate(layout, ds, keys, stage_row, sums)
 
             return step
 
         sums = [constant(k, 0.0)] * (4 * layout.tiles_n)
-        sums = streamed_loop(k, k.index(0), unmasked, sums, issue, body(False))
-        sums = streamed_loop(k, unmasked, key_blocks, sums, issue, body(True))
+        sums = self.loop(k.index(0), unmasked, sums, issue, body(False))
+        sums = self.loop(unmasked, key_blocks, sums, issue, body(True))
         self.store("dq", sums, grad.scale, grad.queries)
 
     def dkv(self) -> None:
@@ -394,12 +427,12 @@ class Kernel:
         query_blocks = self.blocks(grad.queries)
         first = k.index(0)
         if grad.causal:  # the first query block that sees this block's first key
-            first = k.emit(arith.MinUIOp(self.block, query_blocks))
+            first = k.emit(arith.MinUIOp(k.mul(self.block, k.index(self.per_block)), query_blocks))
         issue = self.streamed([q, dout], query_blocks)
         issue(first, k.emit(arith.RemUIOp(first, k.index(2))))
         k.inline_ptx("cp.async.wait_group.1", [])
         k.barriers.barrier()
-        key_fragments, value_fragments = self.a_fragments(keys.shared, keys.columns), self.a_fragments(values.shared, values.columns)
+        key_fragments, value_fragments = self.held_fragments(keys), self.held_fragments(values)
         log2e, scale = constant(k, LOG2_E), constant(k, grad.scale * LOG2_E)
         dk_layout, dv_layout = MmaFragments((BLOCK, keys.columns), 4, 1), MmaFragments((BLOCK, values.columns), 4, 1)
         minus_infinity = constant(k, float("-inf"))
@@ -407,8 +440,8 @@ class Kernel:
 
         def body(masked: bool):
             def step(block: SSAValue, stage_row: SSAValue, sums: list[SSAValue]) -> list[SSAValue]:
-                t = [k.emit(arith.MulfOp(value, scale)) for value in self.products(key_fragments, q, stage_row)]
-                first_query = k.mul(block, k.index(BLOCK))
+                t = [k.emit(arith.MulfOp(value, scale)) for value in self.products(key_fragments(), q, stage_row)]
+                first_query = k.mul(block, k.index(self.stream))
                 columns = [k.add(first_query, self.column(n)) for n in range(len(t))]
                 if masked:
                     t = [k.emit(arith.SelectOp(self.outside(columns[n], self.rows[(n % 4) // 2]), minus_infinity, value))
@@ -418,7 +451,7 @@ class Kernel:
                     columns = [k.emit(arith.MinUIOp(column, last_query)) for column in columns]
                 lse = {n: k.emit(arith.MulfOp(self.stat("lse", columns[n]), log2e)) for n in range(len(t)) if n % 4 < 2}
                 dots = {n: self.stat("dots", columns[n]) for n in range(len(t)) if n % 4 < 2}
-                dp = self.products(value_fragments, dout, stage_row)
+                dp = self.products(value_fragments(), dout, stage_row)
                 p, ds = self.probabilities(t, dp, lambda n: lse[n - n % 4 + n % 2], lambda n: dots[n - n % 4 + n % 2])
                 dk_sums, dv_sums = sums[:4 * dk_layout.tiles_n], sums[4 * dk_layout.tiles_n:]
                 dv_sums = self.accumulate(dv_layout, p, dout, stage_row, dv_sums)
@@ -428,8 +461,8 @@ class Kernel:
             return step
 
         sums = [constant(k, 0.0)] * (4 * (dk_layout.tiles_n + dv_layout.tiles_n))
-        diagonal_end = k.emit(arith.MinUIOp(k.add(first, k.index(1)), query_blocks)) if grad.causal else None
+        diagonal_end = k.emit(arith.MinUIOp(k.add(first, k.index(self.per_block)), query_blocks)) if grad.causal else None
         for lower, upper, masked in self.ranges(first, diagonal_end, grad.queries):
-            sums = streamed_loop(k, lower, upper, sums, issue, body(masked))
+            sums = self.loop(lower, upper, sums, issue, body(masked))
         self.store("dk", sums[:4 * dk_layout.tiles_n], grad.scale, grad.keys)
         self.store("dv", sums[4 * dk_layout.tiles_n:], 1.0, grad.keys)

@@ -6,7 +6,7 @@
 // over the queries). L and D live in two f32 workspace buffers of [batch, Sq padded to 64,
 // 1] (2 x 128 x 1 here, viewed as 2 x 100 x 1 with row stride 128); the [Sq, Sk]
 // probabilities are recomputed by blocks, never stored (no 100 x 100 buffer, no view of
-// one). Head 128 (and f32) is not taken: the op is expanded into matmuls, a softmax and
+// one). Heads past 128 (and f32) are not taken: the op is expanded into matmuls, a softmax and
 // elementwise kernels, none of them marked.
 // RUN: strata-opt %s -p "lower-graph-to-tile{flash_attention=true fused_attention=false}" | filecheck %s
 // RUN: strata-opt %s -p "lower-graph-to-tile{flash_attention=true fused_attention=false}" | filecheck %s --check-prefix=SCORES
@@ -16,9 +16,9 @@ func.func @flash(%q: tensor<2x100x64xbf16>, %k: tensor<2x100x64xbf16>, %v: tenso
   func.return %dq, %dk, %dv : tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>
 }
 
-func.func @wide(%q: tensor<64x128xbf16>, %k: tensor<64x128xbf16>, %v: tensor<64x128xbf16>, %o: tensor<64x128xbf16>, %do: tensor<64x128xbf16>) -> (tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>) {
-  %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {scale = 1.250000e-01 : f64} : (tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>) -> (tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>)
-  func.return %dq, %dk, %dv : tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>
+func.func @wide(%q: tensor<64x144xbf16>, %k: tensor<64x144xbf16>, %v: tensor<64x144xbf16>, %o: tensor<64x144xbf16>, %do: tensor<64x144xbf16>) -> (tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>) {
+  %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {scale = 1.250000e-01 : f64} : (tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>) -> (tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>)
+  func.return %dq, %dk, %dv : tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>
 }
 
 func.func @single(%q: tensor<64x64xf32>, %k: tensor<64x64xf32>, %v: tensor<64x64xf32>, %o: tensor<64x64xf32>, %do: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) {
@@ -40,7 +40,7 @@ func.func @single(%q: tensor<64x64xf32>, %k: tensor<64x64xf32>, %v: tensor<64x64
 // CHECK-NEXT:    func.return [[DQ]], [[DK]], [[DV]]
 // CHECK-NEXT:  }
 
-// The head-128 one: expanded, no workspace, no mark.
+// The head-144 one: expanded, no workspace, no mark.
 // CHECK-LABEL: func.func @wide(
 // CHECK-NOT:     tile.workspace
 // CHECK-NOT:     flash_attention
