@@ -18,7 +18,7 @@ in blocks of 64 rows (32 where a head passes 64: stream_rows) through two shared
   L and D of each query column, dv += pᵀ dout and dk += dsᵀ q.
 
 p and ds enter their products as one 16-bit fragment with `attention_p16`, else as high +
-low fragments (flash_attention.p_fragments). Blocks wholly inside the sequences and off
+low fragments (flash_blocks.p_fragments). Blocks wholly inside the sequences and off
 the diagonal run unmasked; only the diagonal and the partial last blocks are masked.
 
 Heads up to 64 keep the resident operands' a fragments in registers for the whole loop;
@@ -40,10 +40,8 @@ from xdsl.ir import SSAValue
 from strata.dialects import tile
 from strata.dialects.tile_types import TensorViewType
 from strata.lowering.graph_to_tile.attention_grad import MARK
-from strata.lowering.tile_to_gpu.flash_attention import (
-    CHUNK,
-    LOG2_E,
-    THREADS,
+from strata.lowering.tile_to_gpu.flash_attention import CHUNK, LOG2_E, THREADS, operand
+from strata.lowering.tile_to_gpu.flash_blocks import (
     a_fragments,
     accumulate_products,
     block_products,
@@ -52,7 +50,6 @@ from strata.lowering.tile_to_gpu.flash_attention import (
     exp2,
     fragment_column,
     online_softmax_rows,
-    operand,
     outside,
     padded_target,
     store_rows,

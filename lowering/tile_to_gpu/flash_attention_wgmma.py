@@ -72,15 +72,17 @@ from strata.lowering.tile_to_gpu.flash_attention import (
     QUERIES,
     Flash,
     FlashAttentionLowering,
+    operand,
+    rescaled,
+    softmax_block,
+    store_output,
+)
+from strata.lowering.tile_to_gpu.flash_blocks import (
     a_fragment_pairs,
     a_fragments,
     block_loop,
     constant,
-    operand,
     p_fragments,
-    rescaled,
-    softmax_block,
-    store_output,
 )
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, ldmatrix_lanes
 from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
@@ -306,7 +308,7 @@ def score_products(k: GpuKernelLowering, element, q_fragments: list[list[SSAValu
 
 def packed_p(k: GpuKernelLowering, element, p16: bool, p: list[SSAValue]) -> list[SSAValue]:
     """p (f32 fragments of a [64 x keys] tile) as the words of the p v products' a fragments,
-    per 16 keys one fragment (four words), or high and low (see flash_attention.p_fragments):
+    per 16 keys one fragment (four words), or high and low (see flash_blocks.p_fragments):
     what the loop carries to the next block, half or all of p's registers."""
     return [word for step in range(len(p) // 8) for fragment in p_fragments(k, element, p16, a_fragment_pairs(p, step))
             for word in fragment]  # fmt: skip
