@@ -6,9 +6,10 @@
 // dS = P ∘ (dP - D) and the three matmuls dq = scale · dS k, dk = scale · dSᵀ q,
 // dv = Pᵀ dout; the results keep their names. By default every one is expanded, 16-bit
 // ones included, in f32 (operands cast in, gradients cast back). With keep_flash=true
-// widen_16bit=false (the GPU pipeline) the 16-bit ones whose q/k and v head sizes are 16,
-// 32 or 64 stay for the flash-attention backward kernels; f32 ones, head 128 and mixed
-// heads are expanded, the 16-bit ones in their own type (tensor-core matmuls).
+// widen_16bit=false (the GPU pipeline) the 16-bit ones whose q/k and v head sizes are
+// multiples of 16 up to 128 (alike or not) stay for the flash-attention backward kernels;
+// f32 ones and heads past 128 are expanded, the 16-bit ones in their own type (tensor-core
+// matmuls).
 
 func.func @plain(%q: tensor<8x4xf32>, %k: tensor<8x4xf32>, %v: tensor<8x4xf32>, %o: tensor<8x4xf32>, %do: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
   %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {scale = 5.000000e-01 : f64, causal = false} : (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>)
@@ -30,9 +31,9 @@ func.func @f16_head16(%q: tensor<64x16xf16>, %k: tensor<64x16xf16>, %v: tensor<6
   func.return %dq, %dk, %dv : tensor<64x16xf16>, tensor<64x16xf16>, tensor<64x16xf16>
 }
 
-func.func @bf16_head128(%q: tensor<64x128xbf16>, %k: tensor<64x128xbf16>, %v: tensor<64x128xbf16>, %o: tensor<64x128xbf16>, %do: tensor<64x128xbf16>) -> (tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>) {
-  %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {scale = 1.250000e-01 : f64} : (tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>) -> (tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>)
-  func.return %dq, %dk, %dv : tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>
+func.func @bf16_head144(%q: tensor<64x144xbf16>, %k: tensor<64x144xbf16>, %v: tensor<64x144xbf16>, %o: tensor<64x144xbf16>, %do: tensor<64x144xbf16>) -> (tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>) {
+  %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {scale = 1.250000e-01 : f64} : (tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>) -> (tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>)
+  func.return %dq, %dk, %dv : tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>
 }
 
 func.func @bf16_v128(%q: tensor<64x64xbf16>, %k: tensor<64x64xbf16>, %v: tensor<64x128xbf16>, %o: tensor<64x128xbf16>, %do: tensor<64x128xbf16>) -> (tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x128xbf16>) {
@@ -92,7 +93,7 @@ func.func @f32_head64(%q: tensor<64x64xf32>, %k: tensor<64x64xf32>, %v: tensor<6
 // CHECK-LABEL: func.func @f16_head16
 // CHECK-NOT:     graph.attention_grad
 // CHECK:         graph.softmax {{.*}} -> tensor<64x64xf32>
-// CHECK-LABEL: func.func @bf16_head128
+// CHECK-LABEL: func.func @bf16_head144
 // CHECK-NOT:     graph.attention_grad
 // CHECK:         graph.softmax
 // CHECK-LABEL: func.func @bf16_v128
@@ -121,19 +122,18 @@ func.func @f32_head64(%q: tensor<64x64xf32>, %k: tensor<64x64xf32>, %v: tensor<6
 // FLASH-NEXT:    %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {scale = 2.500000e-01 : f64} : (tensor<64x16xf16>, tensor<64x16xf16>, tensor<64x16xf16>, tensor<64x16xf16>, tensor<64x16xf16>) -> (tensor<64x16xf16>, tensor<64x16xf16>, tensor<64x16xf16>)
 // FLASH-NEXT:    func.return %dq, %dk, %dv
 
-// bf16 with head 128 (the forward's flash kernel takes it, the backward's do not), and
-// bf16 with q/k head 64 but v head 128: expanded.
-// FLASH-LABEL: func.func @bf16_head128
+// bf16 with head 144 (the forward's flash kernel takes it, the backward's do not):
+// expanded. q/k head 64 with v head 128 stays.
+// FLASH-LABEL: func.func @bf16_head144
 // FLASH-NOT:     graph.attention_grad
-// FLASH:         graph.matmul %q, %k {transpose_b = true, alpha = 1.250000e-01 : f64} : (tensor<64x128xbf16>, tensor<64x128xbf16>) -> tensor<64x64xbf16>
+// FLASH:         graph.matmul %q, %k {transpose_b = true, alpha = 1.250000e-01 : f64} : (tensor<64x144xbf16>, tensor<64x144xbf16>) -> tensor<64x64xbf16>
 // FLASH-NEXT:    graph.softmax
 // FLASH:         %dq = graph.matmul
 // FLASH-NEXT:    %dk = graph.matmul
 // FLASH-NEXT:    %dv = graph.matmul
 // FLASH-LABEL: func.func @bf16_v128
-// FLASH-NOT:     graph.attention_grad
-// FLASH:         graph.softmax
-// FLASH:         %dv = graph.matmul {{.*}} -> tensor<64x128xbf16>
+// FLASH-NEXT:    %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {{.*}} -> (tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x128xbf16>)
+// FLASH-NEXT:    func.return %dq, %dk, %dv
 
 // f32 with head 64: expanded.
 // FLASH-LABEL: func.func @f32_head64
