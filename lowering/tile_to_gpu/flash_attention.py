@@ -202,7 +202,6 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     keys, width = flash.v[1].get_shape()[-2:]
     zero = k.index(0)
     block_keys = key_rows(depth, width)
-    per_query_block = k.index(QUERIES // block_keys)
     q = operand(k, flash.q, QUERIES, [*batch_ids, query_block, zero])
     keys_operand = operand(k, flash.k, block_keys, [*batch_ids, None, zero])
     values = operand(k, flash.v, block_keys, [*batch_ids, None, zero])
@@ -211,8 +210,9 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     values.shared = k.shared_alloca([2 * block_keys, width + CHUNK], element, dynamic=True)
 
     blocks = k.index(-(-keys // block_keys))
-    first_on_diagonal = k.mul(query_block, per_query_block)
     if flash.causal:  # query block b sees the key blocks up to its own last query
+        per_query_block = k.index(QUERIES // block_keys)
+        first_on_diagonal = k.mul(query_block, per_query_block)
         blocks = k.emit(arith.MinUIOp(k.add(first_on_diagonal, per_query_block), blocks))
 
     issue = copy_issuer(k, [keys_operand, values], blocks)

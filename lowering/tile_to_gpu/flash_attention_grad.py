@@ -4,7 +4,8 @@ bodies are their meaning) are replaced here by flash-attention backward kernels,
 mma.sync fragment layouts of the forward kernel (flash_attention.py): one block of 4 warps
 per 64 rows, warp w owning rows 16w .. 16w + 15, the operands of the other side streamed
 in blocks of 64 rows (32 where a head passes 64: stream_rows) through two shared stages
-(cp.async), every [64 x 64] (or [64 x 32]) score tile kept in registers. Scores are in base 2 (t = scale · log2(e) · q kᵀ, p = 2^(t - L · log2 e)).
+(cp.async), every [64 x 64] (or [64 x 32]) score tile kept in registers. Scores are in
+base 2 (t = scale · log2(e) · q kᵀ, p = 2^(t - L · log2 e)).
 
 - stats (per 64 queries): the forward's online softmax over the key blocks without p v:
   L = (m + log2 l) · ln 2, natural as the tile body writes it; D = rowsum(dout ∘ out),
@@ -133,9 +134,10 @@ class FlashGrad:
 
 
 def stream_rows(head: int) -> int:
-    """Rows of a streamed block: 64, or 32 for heads past 64, where two resident [64 x head]
-    tiles and two stages of two streamed ones would pass the 96 KiB a block may have
-    (head 128: 104 KiB in 64-row blocks, 68 KiB in 32-row ones)."""
+    """Rows of a streamed block: 64 up to head 64, 32 past it. One rule for heads 80 to 128:
+    at 128 two resident [64 x head] tiles and two stages of two streamed 64-row ones would
+    take 104 KiB, past the 96 KiB a block may have (32-row ones: 68 KiB), and 32-row blocks
+    halve the score and dp tiles' registers beside the larger sums."""
     return BLOCK if head <= HELD_HEAD else BLOCK // 2
 
 
