@@ -8,6 +8,8 @@ applies these next to upstream ones:
     %u = graph.transpose %t {permutation = array<i64: 1, 0>}      //       is the identity
     %s = graph.scale %u {value = 1.0 : f64}                        // gone: scale by 1
     %c = graph.add %k0, %k1                                        // folded: both constants
+    %g = graph.gelu (graph.reshape %m)                             // reshape(gelu(%m)): the
+                                                                   // gelu joins %m's kernel
 
 Numerics: nothing here changes a result. `scale∘scale` becomes one scale only when one
 factor is a power of two or zero, where the one-step product equals the two-step one
@@ -21,10 +23,12 @@ from __future__ import annotations
 
 import math
 import numpy as np
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from strata.dialects import graph
+from strata.dialects.graph_fused import fusible
 from strata.dialects.opinfo import evaluate, op_info, register_canonicalization
 from strata.support.errors import ExecutionError
 from strata.support.dtypes import dense_to_numpy, numpy_to_dense
@@ -77,6 +81,42 @@ class RemoveIdentityShapeOp(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter):
         if self.is_identity(op):
             rewriter.replace(op, [], [op.operands[0]])
+
+
+class SinkReshapes(RewritePattern):
+    """An elementwise op (no broadcasting) most of whose operands are reshapes of one shape
+    runs on that shape, reshaped after: gelu(reshape(x)) -> reshape(gelu(x)), and
+    add(reshape(a), reshape(b)) -> reshape(add(a, b)); an operand that is not such a
+    reshape is reshaped to it (reshapes of row-major buffers are free). The op then sits
+    next to what produced x, where fuse-elementwise can make it that kernel's epilogue (a
+    PyTorch Linear's view of the matmul result no longer keeps the activation after it out
+    of the matmul's kernel). Only a majority of reshaped operands moves, so the rewrite
+    never undoes itself."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter):
+        if len(op.results) != 1:
+            return
+        shape = op.results[0].type.get_shape()
+        if any(v.type.get_shape() != shape for v in op.operands):
+            return
+        reshaped = [v.owner for v in op.operands if isinstance(v.owner, graph.ReshapeOp)]
+        if not reshaped:
+            return
+        source = reshaped[0].x.type.get_shape()
+        moved = [r for r in reshaped if r.x.type.get_shape() == source]
+        if 2 * len(moved) <= len(op.operands):
+            return
+        operands = []
+        for value in op.operands:
+            if isinstance(value.owner, graph.ReshapeOp) and value.owner in moved:
+                operands.append(value.owner.x)
+                continue
+            reshape = graph.ReshapeOp.make([value], TensorType(value.type.element_type, source))
+            rewriter.insert_op(reshape)
+            operands.append(reshape.result)
+        inner = type(op).make(operands, **op.params())
+        rewriter.insert_op(inner)
+        rewriter.replace(op, graph.ReshapeOp.make([inner.results[0]], op.results[0].type))
 
 
 class RemoveScaleByOne(RewritePattern):
@@ -152,6 +192,9 @@ PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
 """Op-specific patterns; every graph op except constant also gets constant folding."""
 
 
+_SINK_RESHAPES = SinkReshapes()
+
 for _op_type in graph.GRAPH_OPS:
     if _op_type is not graph.ConstantOp:
-        register_canonicalization(_op_type, (*PATTERNS.get(_op_type, ()), _FOLD))
+        sink = (_SINK_RESHAPES,) if fusible(_op_type) else ()
+        register_canonicalization(_op_type, (*PATTERNS.get(_op_type, ()), *sink, _FOLD))
