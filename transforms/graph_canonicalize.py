@@ -114,7 +114,8 @@ class SinkReshapes(RewritePattern):
             reshape = graph.ReshapeOp.make([value], TensorType(value.type.element_type, source))
             rewriter.insert_op(reshape)
             operands.append(reshape.result)
-        inner = type(op).make(operands, **op.params())
+        result_type = TensorType(op.results[0].type.element_type, source)
+        inner = type(op).make(operands, result_type, **op.params())
         rewriter.insert_op(inner)
         rewriter.replace(op, graph.ReshapeOp.make([inner.results[0]], op.results[0].type))
 

@@ -34,6 +34,12 @@ func.func @broadcasting(%a: tensor<6x4xf32>, %c: tensor<4xf32>) -> tensor<2x3x4x
   func.return %s : tensor<2x3x4xf32>
 }
 
+func.func @cast(%a: tensor<6x4xf32>) -> tensor<2x3x4xbf16> {
+  %ra = graph.reshape %a : (tensor<6x4xf32>) -> tensor<2x3x4xf32>
+  %c = graph.cast %ra : (tensor<2x3x4xf32>) -> tensor<2x3x4xbf16>
+  func.return %c : tensor<2x3x4xbf16>
+}
+
 // CHECK-LABEL: func.func @linear_gelu
 // CHECK:         %a = graph.add %m, %b
 // CHECK-NEXT:    [[G:%.*]] = graph.gelu %a {approximate = "tanh"} : (tensor<32x128xbf16>) -> tensor<32x128xbf16>
@@ -51,6 +57,12 @@ func.func @broadcasting(%a: tensor<6x4xf32>, %c: tensor<4xf32>) -> tensor<2x3x4x
 // CHECK-LABEL: func.func @broadcasting
 // CHECK-NEXT:    %ra = graph.reshape %a
 // CHECK-NEXT:    %s = graph.add %ra, %c
+
+// A cast keeps its result element type on the reshape's source shape.
+// CHECK-LABEL: func.func @cast
+// CHECK-NEXT:    [[C:%.*]] = graph.cast %a : (tensor<6x4xf32>) -> tensor<6x4xbf16>
+// CHECK-NEXT:    [[R:%.*]] = graph.reshape [[C]] : (tensor<6x4xbf16>) -> tensor<2x3x4xbf16>
+// CHECK-NEXT:    func.return [[R]]
 
 // The matmul, its bias add and the gelu are one fused op; only the free reshape follows.
 // FUSED-LABEL: func.func @linear_gelu
