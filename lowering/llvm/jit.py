@@ -21,6 +21,7 @@ import llvmlite
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from strata.lowering.llvm import float_builtins
 from strata.lowering.llvm.parallel import openmp_library
 from strata.support.errors import StrataError
 from strata.support.timing import timed
@@ -28,8 +29,9 @@ from strata.support.timing import timed
 
 @cache
 def initialize_llvm() -> None:
-    """Once per process: the native target, its assembly printer, and libm, whose
-    symbols (tanhf, erff, log1pf, and what intrinsics lower to) the JIT resolves."""
+    """Once per process: the native target, its assembly printer, libm, whose symbols
+    (tanhf, erff, log1pf, and what intrinsics lower to) the JIT resolves, and the 16-bit
+    float conversions a CPU without instructions for them calls (float_builtins)."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     libm = ctypes.util.find_library("m")
@@ -38,6 +40,7 @@ def initialize_llvm() -> None:
     llvm.load_library_permanently(libm)
     if openmp_library() is not None:
         llvm.load_library_permanently(openmp_library())  # the kernels' parallel entries
+    float_builtins.install(host_target_machine(2))
 
 
 def host_target_machine(opt_level: int) -> llvm.TargetMachine:
