@@ -6,8 +6,11 @@
 - matmul: f32 square matmuls vs torch.matmul with TF32 off (CUDA cores, like Strata's), and
   both with TF32 on (`allow_tf32=True`: tensor cores);
 - lowp: bf16 and f16 square matmuls (tensor cores, f32 accumulation) vs torch.matmul (cuBLAS);
-- attention: bf16 attention forward (flash kernel) vs torch's scaled_dot_product_attention,
-  and its backward (graph.attention_grad: the flash backward kernels) vs SDPA's backward;
+- attention: bf16 attention forward (flash kernel) vs torch's scaled_dot_product_attention;
+  its backward (graph.attention_grad: the flash backward kernels) vs SDPA's backward, alone
+  (softmax statistics recomputed) and reading the forward's log-sum-exp ("lse", as a
+  training program's backward does); and forward plus backward in one program ("step":
+  share-attention-lse pairs them) vs SDPA's forward and backward;
 - launch: host time per `launch()` of the 12-kernel transformer block, CUDA graph replay
   against one launch per kernel (STRATA_CUDA_GRAPHS=0), and its device time both ways;
 - models: the bundled MLP and the transformer block at six small GPT-2-like sizes
@@ -47,14 +50,28 @@ def event_time(record, synchronize, elapsed, fn, repeat: int) -> float:
     return elapsed(start, end) / 1e3 / repeat
 
 
-def attention_grad_text(shape, scale: float, causal: bool) -> str:
-    """@main(q, k, v, out, dout) -> (dq, dk, dv): one bf16 graph.attention_grad."""
+def attention_grad_text(shape, scale: float, causal: bool, lse: bool = False) -> str:
+    """@main(q, k, v, out, dout[, lse]) -> (dq, dk, dv): one bf16 graph.attention_grad."""
     t = f"tensor<{'x'.join(map(str, shape))}xbf16>"
+    lse_type = f"tensor<{'x'.join(map(str, shape[:-1]))}xf32>"
     return (
-        f"func.func @main(%q: {t}, %k: {t}, %v: {t}, %o: {t}, %do: {t}) -> ({t}, {t}, {t}) {{\n"
-        f"  %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {{scale = {scale:.17g} : f64, "
-        f"causal = {str(causal).lower()}}} : ({t}, {t}, {t}, {t}, {t}) -> ({t}, {t}, {t})\n"
+        f"func.func @main(%q: {t}, %k: {t}, %v: {t}, %o: {t}, %do: {t}{f', %l: {lse_type}' if lse else ''}) "
+        f"-> ({t}, {t}, {t}) {{\n"
+        f"  %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do{' lse %l' if lse else ''} {{scale = {scale:.17g} : f64, "
+        f"causal = {str(causal).lower()}}} : ({t}, {t}, {t}, {t}, {t}{f', {lse_type}' if lse else ''}) -> ({t}, {t}, {t})\n"
         f"  func.return %dq, %dk, %dv : {t}, {t}, {t}\n}}\n"
+    )
+
+
+def attention_step_text(shape, scale: float, causal: bool) -> str:
+    """@main(q, k, v, dout) -> (out, dq, dk, dv): a bf16 attention and its gradient."""
+    t = f"tensor<{'x'.join(map(str, shape))}xbf16>"
+    attributes = f"{{scale = {scale:.17g} : f64, causal = {str(causal).lower()}}}"
+    return (
+        f"func.func @main(%q: {t}, %k: {t}, %v: {t}, %do: {t}) -> ({t}, {t}, {t}, {t}) {{\n"
+        f"  %o = graph.attention %q, %k, %v {attributes} : ({t}, {t}, {t}) -> {t}\n"
+        f"  %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {attributes} : ({t}, {t}, {t}, {t}, {t}) -> ({t}, {t}, {t})\n"
+        f"  func.return %o, %dq, %dk, %dv : {t}, {t}, {t}, {t}\n}}\n"
     )
 
 
@@ -198,18 +215,45 @@ def main(argv=None) -> int:
             want = [g.float().cpu().numpy() for g in backward()]
             t = torch_time(backward)
             out = tout.detach().float().cpu().numpy().astype(ml_dtypes.bfloat16)
+            with torch.no_grad():  # each query row's log-sum-exp, as the forward leaves it
+                scores = (tq.float() @ tk.float().transpose(-1, -2)) * head**-0.5
+                if causal:
+                    scores = scores.masked_fill(torch.ones(seq, seq, device="cuda", dtype=torch.bool).triu(1), float("-inf"))
+                lse = torch.logsumexp(scores, -1).cpu().numpy()
+                del scores
             flops = 10 * batch * heads * seq * seq * head / (2 if causal else 1)
+            label = f"bf16 {batch}x{heads}x{seq}x{head}{' causal' if causal else ''}"
             for p16 in (False, True):
-                exe = strata.compile(attention_grad_text(shape, head**-0.5, causal), target="cuda",
+                for with_lse in (False, True):
+                    exe = strata.compile(attention_grad_text(shape, head**-0.5, causal, with_lse), target="cuda",
+                                         allow_16bit_attention_p=p16).run
+                    inputs = (q, k, v, out, dout, lse) if with_lse else (q, k, v, out, dout)
+                    got = exe(*inputs)
+                    error = max(float(np.max(np.abs(g.astype(np.float32) - w)) / np.max(np.abs(w))) for g, w in zip(got, want))
+                    if error > 0.05:
+                        raise SystemExit(f"attention backward mismatch: max |Δ| / max |want| = {error}")
+                    exe.set_inputs(*inputs)
+                    s = strata_time(exe)
+                    report("attnbwd", f"{label}{' p16' if p16 else ''}{' lse' if with_lse else ''}", s, t,
+                           f"strata {flops / s / 1e12:.1f} TFLOP/s, SDPA bwd {flops / t / 1e12:.1f} TFLOP/s, rel err {error:.1e}")
+
+            def sdpa_step():
+                step_out = F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)
+                return torch.autograd.grad(step_out, (tq, tk, tv), tdout)
+
+            t_step = torch_time(sdpa_step)
+            step_flops = 14 * batch * heads * seq * seq * head / (2 if causal else 1)
+            for p16 in (False, True):
+                exe = strata.compile(attention_step_text(shape, head**-0.5, causal), target="cuda",
                                      allow_16bit_attention_p=p16).run
-                got = exe(q, k, v, out, dout)
+                got = exe(q, k, v, dout)[1:]
                 error = max(float(np.max(np.abs(g.astype(np.float32) - w)) / np.max(np.abs(w))) for g, w in zip(got, want))
                 if error > 0.05:
-                    raise SystemExit(f"attention backward mismatch: max |Δ| / max |want| = {error}")
-                exe.set_inputs(q, k, v, out, dout)
+                    raise SystemExit(f"attention step mismatch: max |Δ| / max |want| = {error}")
+                exe.set_inputs(q, k, v, dout)
                 s = strata_time(exe)
-                report("attnbwd", f"bf16 {batch}x{heads}x{seq}x{head}{' causal' if causal else ''}{' p16' if p16 else ''}",
-                       s, t, f"strata {flops / s / 1e12:.1f} TFLOP/s, SDPA bwd {flops / t / 1e12:.1f} TFLOP/s, rel err {error:.1e}")
+                report("attnstep", f"{label}{' p16' if p16 else ''}", s, t_step,
+                       f"strata {step_flops / s / 1e12:.1f} TFLOP/s, SDPA fwd+bwd {step_flops / t_step / 1e12:.1f} TFLOP/s")
     if "launch" in args.only:
         import os
         import time

@@ -38,7 +38,7 @@ from strata.dialects.graph_elementwise import (
     TanhOp,
 )
 from strata.dialects.graph_fused import FusedOp, YieldOp
-from strata.dialects.graph_grad import GRADIENT_OPS, AttentionGradOp
+from strata.dialects.graph_grad import GRADIENT_OPS, AttentionGradOp, AttentionLseOp
 from strata.dialects.graph_nn import (
     AttentionOp,
     ConstantOp,
@@ -78,6 +78,7 @@ __all__ = [
     "GRAPH_OPS",
     "GRADIENT_OPS",
     "AttentionGradOp",
+    "AttentionLseOp",
     "BinaryElementwiseOp",
     "ElementwiseOp",
     "FusedOp",

@@ -36,7 +36,7 @@ class GpuPipelinePass(PipelinePass):
     name = "gpu-pipeline"
 
     STEPS = (
-        "lower-vsla-to-graph,expand-attention-grad{keep_flash=true widen_16bit=false},fuse-patterns,canonicalize,cse,fuse-elementwise,"
+        "lower-vsla-to-graph,expand-attention-grad{keep_flash=true widen_16bit=false},share-attention-lse,fuse-patterns,canonicalize,cse,fuse-elementwise,"
         "lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 dot_k=32 "
         "matmul_bytes=49152 matmul_min_tiles=132 pretranspose_rows=256 matmul_16bit_scale=2 flash_attention=true "
         "fused_attention=false},"

@@ -43,6 +43,7 @@ from strata.transforms.fuse_elementwise import FuseElementwisePass
 from strata.transforms.fuse_fma import FuseFmaPass
 from strata.transforms.fuse_patterns import FusePatternsPass
 from strata.transforms.plan_memory import PlanMemoryPass
+from strata.transforms.share_attention_lse import ShareAttentionLsePass
 from strata.transforms.split_loops import SplitLoopsPass
 from strata.transforms.token_dce import TokenDcePass
 from strata.transforms.verify_memory_plan import VerifyMemoryPlanPass
@@ -57,7 +58,7 @@ STRATA_PASSES: dict[str, PassFactory] = {
         AutodiffPass, FusePatternsPass, FuseElementwisePass, LowerGraphToTilePass, TokenDcePass, DedupeKernelsPass,
         LowerTileToLoopsPass, ExpandMathPass, PlanMemoryPass, VerifyMemoryPlanPass, FuseFmaPass,
         SplitLoopsPass, LowerTileToGpuPass, LowerVslaToGraphPass, AddDropoutStepPass,
-        ExpandAttentionGradPass,
+        ExpandAttentionGradPass, ShareAttentionLsePass,
     )
 }  # fmt: skip
 """Strata's own passes by name (the named pipelines are kept in PIPELINES)."""

@@ -118,11 +118,13 @@ def test_other_attention_grad_is_expanded(q, k, v, dtype):
     assert "softmax" in program
 
 
-def flash_bodies_on_the_cpu(text: str):
-    """The program as the GPU pipeline marks it, run by the CPU: the marked kernels' bodies."""
+def flash_bodies_on_the_cpu(text: str, pair: bool = False):
+    """The program as the GPU pipeline marks it, run by the CPU: the marked kernels' bodies
+    (`pair`: with the forward's L shared with the gradient, share-attention-lse)."""
+    kept = "expand-attention-grad{keep_flash=true}" + (",share-attention-lse" if pair else "")
     steps = CpuPipelinePass.STEPS.replace(
         "lower-graph-to-tile", "lower-graph-to-tile{flash_attention=true fused_attention=false}"
-    ).replace("expand-attention-grad", "expand-attention-grad{keep_flash=true}")
+    ).replace("expand-attention-grad", kept)
     return compile_cached(strata.parse_module(text), steps,
                           lambda m: LoweredProgram.lower(m, None, lambda lowered: run_pipeline(lowered, steps)))  # fmt: skip
 
@@ -173,7 +175,7 @@ def test_a_malformed_flash_grad_mark_is_a_clear_error():
     module = tile_program(attention_grad(*CASES["tiny-3x17x16-causal-bf16"]))
     kernel = next(op for op in module.ops if isinstance(op, tile.KernelOp))
     kernel.attributes["tile.flash_attention_grad"] = DictionaryAttr({"part": StringAttr("sideways")})
-    with pytest.raises(StrataError, match=r"tile.flash_attention_grad needs \{part: stats\|dq\|dkv"):
+    with pytest.raises(StrataError, match=r"tile.flash_attention_grad needs \{part: stats\|dots\|dq\|dkv"):
         run_pipeline(module, "lower-tile-to-gpu")
 
 

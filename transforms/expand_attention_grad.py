@@ -21,7 +21,10 @@ After:
 
 (a causal one masks %s above the diagonal first; 16-bit operands are cast to f32 first
 and the gradients rounded once, unless `widen_16bit=false`). The [Sq, Sk] probabilities
-are recomputed, never saved by the forward. With `keep_flash=true` (the GPU pipeline) the
+are recomputed, never saved by the forward; where the op reads the forward's log-sum-exp
+(`lse`), %p is exp(%s - lse) instead of the softmax. `expanded_lse` spells out
+graph.attention_lse's log-sum-exp likewise, for the targets whose attention kernels do
+not give it. With `keep_flash=true` (the GPU pipeline) the
 op stays where its operands are 16-bit and its head sizes in FLASH_GRAD_HEADS: the GPU
 computes those with its flash-attention backward kernels (lowering/graph_to_tile/attention_grad.py);
 the GPU pipeline expands the other 16-bit ones with `widen_16bit=false`, in 16-bit matmuls.
@@ -79,27 +82,53 @@ def expanded(emitter: GraphEmitter, op: graph.AttentionGradOp, widen: bool = Tru
     probabilities included) is rounded to the 16-bit type, for 16-bit matmuls (the GPU's
     tensor cores: f32 matmuls there run on its CUDA cores, ten times slower)."""
     element = op.q.type.element_type
+    tensors, lse = list(op.operands[:5]), op.lse
     if widen and isinstance(element, (Float16Type, BFloat16Type)):
-        widened = [emitter.emit(graph.CastOp, [v], tensor(shape_of(v.type), f32)) for v in op.operands]
-        gradients = expanded_in(emitter, *widened, op.params())
+        widened = [emitter.emit(graph.CastOp, [v], tensor(shape_of(v.type), f32)) for v in tensors]
+        gradients = expanded_in(emitter, *widened, lse, op.params())
         return tuple(emitter.emit(graph.CastOp, [g], tensor(shape_of(g.type), element)) for g in gradients)
-    return expanded_in(emitter, *op.operands, op.params())
+    return expanded_in(emitter, *tensors, lse, op.params())
 
 
 def expanded_in(emitter: GraphEmitter, q: SSAValue, k: SSAValue, v: SSAValue, out: SSAValue, dout: SSAValue,
-                params: dict) -> tuple[SSAValue, SSAValue, SSAValue]:
-    scale = params["scale"]
-    scores = emitter.matmul(q, k, transpose_b=True, alpha=scale)
-    if params["causal"]:
-        scores = causal_mask(emitter, scores)
-    p = emitter.emit(graph.SoftmaxOp, [scores], axis=-1)
+                lse: SSAValue | None, params: dict) -> tuple[SSAValue, SSAValue, SSAValue]:
+    scores = attention_scores(emitter, q, k, params)
+    if lse is None:
+        p = emitter.emit(graph.SoftmaxOp, [scores], axis=-1)
+    else:  # the forward's log-sum-exp L: p = exp(s - L)
+        rows = emitter.reshape(lse, (*shape_of(lse.type), 1))
+        if rows.type.element_type != scores.type.element_type:
+            rows = emitter.emit(graph.CastOp, [rows], tensor(shape_of(rows.type), scores.type.element_type))
+        p = emitter.emit(graph.ExpOp, [emitter.sub(scores, rows)])
     d_p = emitter.matmul(dout, v, transpose_b=True)
     d_scores = emitter.mul(p, emitter.sub(d_p, emitter.row_sum(emitter.mul(dout, out), -1)))
+    scale = params["scale"]
     return (
         emitter.matmul(d_scores, k, alpha=scale),
         emitter.matmul(d_scores, q, transpose_a=True, alpha=scale),
         emitter.matmul(p, dout, transpose_a=True),
     )
+
+
+def attention_scores(emitter: GraphEmitter, q: SSAValue, k: SSAValue, params: dict) -> SSAValue:
+    """scale · q kᵀ, masked above the diagonal where causal (causal_mask)."""
+    scores = emitter.matmul(q, k, transpose_b=True, alpha=params["scale"])
+    return causal_mask(emitter, scores) if params["causal"] else scores
+
+
+def expanded_lse(emitter: GraphEmitter, op: graph.AttentionLseOp) -> SSAValue:
+    """graph.attention_lse's log-sum-exp L = m + log Σ exp(s - m) (m each row's largest score)
+    built from graph ops in f32, as [batch..., Sq]: for targets whose attention kernel
+    does not give it (everything but the GPU's flash kernel)."""
+    q, k = (
+        value if value.type.element_type == f32 else emitter.emit(graph.CastOp, [value], tensor(shape_of(value.type), f32))
+        for value in (op.q, op.k)
+    )  # fmt: skip
+    scores = attention_scores(emitter, q, k, op.params())
+    largest = emitter.emit(graph.ReduceMaxOp, [scores], axes=(-1,), keepdims=True)
+    total = emitter.row_sum(emitter.emit(graph.ExpOp, [emitter.sub(scores, largest)]), -1)
+    lse = emitter.add(largest, emitter.emit(graph.LogOp, [total]))
+    return emitter.reshape(lse, shape_of(op.lse.type))
 
 
 def expand(op: graph.AttentionGradOp, widen: bool) -> None:

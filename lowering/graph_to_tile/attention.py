@@ -4,6 +4,9 @@ CPU), or three kernels (scores, softmax, values) where the cost model says
 bf16/f16 attention with head sizes in FLASH_HEADS is the fused kernel marked
 `tile.flash_attention` (k read transposed in place, no workspace), which lower-tile-to-gpu
 replaces by its tensor-core flash kernel; the other attention takes the three kernels.
+graph.attention_lse is the same kernels; its log-sum-exp is one more store of the fused
+kernel, L = m + log l per query row, and beside the three kernels its expansion in graph
+ops (transforms/expand_attention_grad.expanded_lse), op by op.
 
 The fused kernel runs one instance per (batch..., block of QUERY_BLOCK queries). It walks
 the keys in blocks of KEY_BLOCK, carrying per query row the running maximum m, the
@@ -33,32 +36,62 @@ from xdsl.ir import Block, SSAValue
 
 from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
-from strata.dialects.opinfo import register_tile_lowering
+from strata.dialects.opinfo import op_info, register_tile_lowering
 from strata.dialects.tile_types import TILE_BYTES_BUDGET, TensorViewType, element_bytes
 from strata.lowering.graph_to_tile.matmul import matmul_kernel, pretransposed
 from strata.lowering.graph_to_tile.program import ProgramLowering
 from strata.lowering.graph_to_tile.rows import softmax_kernel
 from strata.lowering.scalar_rules import Emitter
 from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, next_power_of_two
-from strata.transforms.expand_attention_grad import flash_shaped
+from strata.transforms.expand_attention_grad import expanded_lse, flash_shaped
+from strata.transforms.vjp_context import GraphEmitter
 
 QUERY_BLOCK = 64
 KEY_BLOCK = 128
+STATS_BLOCK = 64
+"""The flash backward's blocks of rows (graph_to_tile/attention_grad.py): its per-query
+statistics L and D have their rows padded to whole blocks, which its tiles read past the
+queries (masked)."""
 
 
-@register_tile_lowering(graph.AttentionOp)
-def lower_attention(op: graph.AttentionOp, p: ProgramLowering) -> None:
-    # No keys (or no queries) is the empty-softmax identity the three kernels implement.
-    empty = 0 in shape_of(op.q.type)[-2:] + shape_of(op.v.type)[-2:]
-    if p.cost.flash_attention and not empty and flash_eligible(op, p):
+Attention = graph.AttentionOp | graph.AttentionLseOp
+
+
+@register_tile_lowering(graph.AttentionOp, graph.AttentionLseOp)
+def lower_attention(op: Attention, p: ProgramLowering) -> None:
+    if flash_taken(op, p):
         fused_kernel(op, p, flash=True)
-    elif not p.cost.fused_attention or empty or not fused_tiles_fit(op):
+    elif not p.cost.fused_attention or empty_attention(op) or not fused_tiles_fit(op):
         three_kernels(op, p)
+        if isinstance(op, graph.AttentionLseOp):
+            bind_expanded_lse(op, p)
     else:
         fused_kernel(op, p)
 
 
-def flash_eligible(op: graph.AttentionOp, p: ProgramLowering) -> bool:
+def bind_expanded_lse(op: graph.AttentionLseOp, p: ProgramLowering) -> None:
+    """The log-sum-exp as its expansion in graph ops, each lowered by its own rule."""
+    built = []
+    lse = expanded_lse(GraphEmitter(built.append), op)
+    for piece in built:
+        op_info(piece).tile_lowering(piece, p)
+    if p.is_view(lse):
+        p.bind_view(op.lse, p.buffer_of(lse), p.view_of(lse).get_strides(), p.view_of(lse).offset.data)
+    else:
+        p.bind(op.lse, p.buffer_of(lse))
+
+
+def empty_attention(op: Attention) -> bool:
+    """No keys (or no queries): the empty-softmax identity the three kernels implement."""
+    return 0 in shape_of(op.q.type)[-2:] + shape_of(op.v.type)[-2:]
+
+
+def flash_taken(op: Attention, p: ProgramLowering) -> bool:
+    """Whether the op becomes the kernel marked for the GPU's flash kernel."""
+    return p.cost.flash_attention and not empty_attention(op) and flash_eligible(op, p)
+
+
+def flash_eligible(op: Attention, p: ProgramLowering) -> bool:
     """bf16/f16 q, k and v with head sizes in FLASH_HEADS, read along contiguous rows of
     whole 16-byte chunks (other strides multiples of 8 elements)."""
     return flash_shaped(op.q.type, op.v.type) and rows_of_chunks(p, op.operands)
@@ -75,7 +108,7 @@ def rows_of_chunks(p: ProgramLowering, values: Sequence[SSAValue]) -> bool:
     )  # fmt: skip
 
 
-def three_kernels(op: graph.AttentionOp, p: ProgramLowering) -> None:
+def three_kernels(op: Attention, p: ProgramLowering) -> None:
     """softmax(scale · q kᵀ [causal]) v as three kernels; the scores and probabilities
     are workspace buffers, f32 for f16/bf16 q/k/v: only the result is rounded."""
     params = op.params()
@@ -92,9 +125,9 @@ def three_kernels(op: graph.AttentionOp, p: ProgramLowering) -> None:
     )
     (out,) = matmul_kernel(
         p, "attention_values", (probabilities, scores_type, contiguous_strides(shape_of(scores_type))), p.operand(op.v),
-        op.result.type, False, False, 1.0,
+        op.results[0].type, False, False, 1.0,
     )  # fmt: skip
-    p.bind(op.result, out)
+    p.bind(op.results[0], out)
 
 
 def compute_element(t: TensorType):
@@ -102,7 +135,7 @@ def compute_element(t: TensorType):
     return f32 if isinstance(t.element_type, (Float16Type, BFloat16Type)) else t.element_type
 
 
-def fused_tiles_fit(op: graph.AttentionOp) -> bool:
+def fused_tiles_fit(op: Attention) -> bool:
     """Whether every tile of the fused kernel (q, kᵀ, v, scores, output) fits the tile
     byte budget: large head sizes (f32 from 256, f64 from 128) take the three kernels."""
     *_, queries, depth = shape_of(op.q.type)
@@ -110,12 +143,14 @@ def fused_tiles_fit(op: graph.AttentionOp) -> bool:
     rows, columns = min(QUERY_BLOCK, next_power_of_two(queries)), min(KEY_BLOCK, next_power_of_two(keys))
     depth_tile, width_tile = next_power_of_two(depth), next_power_of_two(width)
     largest = max(rows * depth_tile, depth_tile * columns, columns * width_tile, rows * columns, rows * width_tile)
-    return largest * element_bytes(compute_element(op.result.type)) <= TILE_BYTES_BUDGET
+    return largest * element_bytes(compute_element(op.results[0].type)) <= TILE_BYTES_BUDGET
 
 
-def fused_kernel(op: graph.AttentionOp, p: ProgramLowering, flash: bool = False) -> None:
+def fused_kernel(op: Attention, p: ProgramLowering, flash: bool = False) -> None:
     """The fused kernel (module docstring); `flash` marks it `tile.flash_attention` with
-    its scale and causality, for lower-tile-to-gpu to replace by its tensor-core kernel."""
+    its scale and causality, for lower-tile-to-gpu to replace by its tensor-core kernel.
+    For graph.attention_lse it also stores each query row's L = m + log l (a fifth
+    buffer, [batch..., Sq] f32)."""
     params = op.params()
     q_buffer, q_type, q_strides = p.operand(op.q)
     if flash:  # k itself, viewed transposed: the GPU kernel reads its rows
@@ -126,7 +161,7 @@ def fused_kernel(op: graph.AttentionOp, p: ProgramLowering, flash: bool = False)
     else:
         k_buffer, k_type, k_strides = pretransposed(p, "attention", *p.operand(op.k))  # [..., D, Sk]
     v_buffer, v_type, v_strides = p.operand(op.v)
-    out_type = op.result.type
+    out_type = op.results[0].type
     *batch, queries, depth = shape_of(q_type)
     keys, width = shape_of(v_type)[-2:]
     lead = (1,) * len(batch)
@@ -139,6 +174,13 @@ def fused_kernel(op: graph.AttentionOp, p: ProgramLowering, flash: bool = False)
 
     out = p.new_buffer(out_type)
     buffers = [q_buffer, k_buffer, v_buffer, out]
+    lse = None
+    if isinstance(op, graph.AttentionLseOp):
+        # Rows padded as the flash backward reads them, where only gradients read L.
+        padded = flash and all(isinstance(use.operation, graph.AttentionGradOp) for use in op.lse.uses)
+        lse_rows = padded_rows(queries) if padded else queries
+        lse = p.new_buffer(TensorType(f32, [*batch, lse_rows]))
+        buffers.append(lse)
     k = KernelBuilder(p.kernel_name("attention"), buffers, (*batch, -(-queries // rows)))
     *batch_ids, query_block = k.program_ids
     zero = k.index(0)
@@ -170,18 +212,46 @@ def fused_kernel(op: graph.AttentionOp, p: ProgramLowering, flash: bool = False)
         new_acc = k.add(tile.MmaOp(probabilities, values, rescaled)).results[0]
         return [new_largest, new_total, new_acc]
 
-    _, total, acc = k.loop(key_blocks_seen(k, query_block, rows, columns, keys, params["causal"]), carried, step)
+    largest, total, acc = k.loop(key_blocks_seen(k, query_block, rows, columns, keys, params["causal"]), carried, step)
     result = elementwise(k, [acc, k.broadcast(total, acc.type.get_shape())], lambda e, a: e(arith.DivfOp(*a)))
     if compute != element:
         result = k.map([result], element, lambda block, a: Emitter(block)(arith.TruncFOp(a[0], element)))
     k.store(result, out_part, [*batch_ids, query_block, zero])
+    if lse is not None:
+        lse_part = k.partition(4, TensorViewType((*batch, queries, 1), f32, (*contiguous_strides((*batch, lse_rows)), 1)),
+                               row_shape)
+        lse_tile = log_sum_exp(k, largest, total)
+        if compute != f32:
+            lse_tile = k.map([lse_tile], f32, lambda block, a: Emitter(block)(arith.TruncFOp(a[0], f32)))
+        k.store(lse_tile, lse_part, [*batch_ids, query_block, zero])
     marks = {}
     if flash:
         marks["tile.flash_attention"] = DictionaryAttr(
             {"scale": FloatAttr(params["scale"], f64), "causal": BoolAttr(params["causal"], i1)}
         )
     p.launch(k, buffers, attributes=marks)
-    p.bind(op.result, out)
+    p.bind(op.results[0], out)
+    if lse is not None and padded:
+        p.bind_view(op.lse, lse, contiguous_strides((*batch, lse_rows)), 0)
+    elif lse is not None:
+        p.bind(op.lse, lse)
+
+
+def padded_rows(queries: int) -> int:
+    """Rows of L and D per batch index: the queries, padded to whole STATS_BLOCKs."""
+    return -(-queries // STATS_BLOCK) * STATS_BLOCK
+
+
+def stats_view(q: TensorType) -> TensorViewType:
+    """A per-query statistic (L, D) of attention with this q as the flash kernels read it:
+    a column of queries per batch index, rows padded to whole blocks ([batch..., Sq, 1])."""
+    *batch, queries, _ = shape_of(q)
+    return TensorViewType((*batch, queries, 1), f32, contiguous_strides((*batch, padded_rows(queries), 1)))
+
+
+def log_sum_exp(k: KernelBuilder, largest: SSAValue, total: SSAValue) -> SSAValue:
+    """L = m + log l of the online softmax's row maxima m and sums l."""
+    return elementwise(k, [largest, total], lambda e, a: e(arith.AddfOp(a[0], e(xmath.LogOp(a[1])))))
 
 
 def online_softmax_step(k: KernelBuilder, scores: SSAValue, largest: SSAValue, total: SSAValue

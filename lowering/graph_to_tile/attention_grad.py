@@ -1,17 +1,19 @@
 """graph.attention_grad in `lower-graph-to-tile`. With `flash_attention` (the GPU pipeline),
 16-bit attention with heads in FLASH_GRAD_HEADS read along contiguous rows becomes three kernels
-marked `tile.flash_attention_grad` (part = stats, dq, dkv), which lower-tile-to-gpu
+marked `tile.flash_attention_grad` (part = stats or dots, dq, dkv), which lower-tile-to-gpu
 replaces by its tensor-core kernels (tile_to_gpu/flash_attention_grad.py); their bodies
 here are what they compute, in f32, rounding only the results. Any other attention_grad
 is lowered as its expansion (transforms/expand_attention_grad.py), op by op.
 
 With P = softmax(scale · q kᵀ [causal]) and, per query row, its log-sum-exp L and
 D = rowsum(dout ∘ out), every probability is exp(scale · q kᵀ - L), so the gradient needs
-no [Sq, Sk] buffer, only L and D ([batch..., Sq] f32 workspaces, rows padded to whole
-blocks of BLOCK):
+no [Sq, Sk] buffer, only L and D ([batch..., Sq] f32 buffers, rows padded to whole blocks
+of BLOCK: a block's tiles read its rows past the queries, which are masked):
 
 - stats, one instance per (batch..., BLOCK queries): L by the online softmax over the key
-  blocks (running max m and sum l of exp(s - m), L = m + log l), and D;
+  blocks (running max m and sum l of exp(s - m), L = m + log l), and D; or, where the op
+  reads the forward's L (its `lse`, as graph.attention_lse's flash kernel leaves it:
+  padded_lse), dots: D alone;
 - dq, one instance per (batch..., BLOCK queries), over the key blocks (causal: up to the
   diagonal): p = exp(s - L), dp = dout vᵀ, ds = p (dp - D), dq += ds k; dq · scale;
 - dkv, one instance per (batch..., BLOCK keys), over the query blocks (causal: from the
@@ -22,6 +24,7 @@ blocks of BLOCK):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import prod
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
@@ -33,11 +36,15 @@ from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import op_info, register_tile_lowering
 from strata.dialects.tile_types import TensorViewType
 from strata.lowering.graph_to_tile.attention import (
+    STATS_BLOCK,
     elementwise,
     index_to_i64,
     key_blocks_seen,
+    log_sum_exp,
     online_softmax_step,
+    padded_rows,
     rows_of_chunks,
+    stats_view,
 )
 from strata.lowering.graph_to_tile.program import ProgramLowering
 from strata.lowering.scalar_rules import Emitter
@@ -45,7 +52,7 @@ from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, next
 from strata.transforms.expand_attention_grad import FLASH_GRAD_HEADS, expanded, flash_shaped
 from strata.transforms.vjp_context import GraphEmitter
 
-BLOCK = 64
+BLOCK = STATS_BLOCK
 """Queries (stats, dq) or keys (dkv) per instance; the GPU kernels' block too."""
 MARK = "tile.flash_attention_grad"
 
@@ -53,7 +60,10 @@ MARK = "tile.flash_attention_grad"
 @register_tile_lowering(graph.AttentionGradOp)
 def lower_attention_grad(op: graph.AttentionGradOp, p: ProgramLowering) -> None:
     empty = 0 in shape_of(op.q.type)[-2:] + shape_of(op.v.type)[-2:]
-    if p.cost.flash_attention and not empty and flash_shaped(op.q.type, op.v.type, FLASH_GRAD_HEADS) and rows_of_chunks(p, op.operands):
+    if (
+        p.cost.flash_attention and not empty and flash_shaped(op.q.type, op.v.type, FLASH_GRAD_HEADS)
+        and rows_of_chunks(p, op.operands[:5])
+    ):  # fmt: skip
         FlashGradKernels(op, p).lower()
     else:
         lower_expanded(op, p)
@@ -73,6 +83,17 @@ def lower_expanded(op: graph.AttentionGradOp, p: ProgramLowering) -> None:
             p.bind(gradient, p.buffer_of(value))
 
 
+def padded_lse(lse: SSAValue, p: ProgramLowering) -> bool:
+    """Whether an lse ([batch..., Sq]) lies in its buffer as L's rows padded to whole
+    blocks, as graph.attention_lse's flash kernel leaves it."""
+    *batch, queries = shape_of(lse.type)
+    view = p.view_of(lse)
+    return (
+        tuple(view.get_strides()) == contiguous_strides((*batch, padded_rows(queries))) and view.offset.data == 0
+        and p.buffer_of(lse).type.get_shape()[0] >= prod(batch) * padded_rows(queries)
+    )  # fmt: skip
+
+
 class FlashGradKernels:
     """The three marked kernels of the module docstring for one op."""
 
@@ -86,14 +107,17 @@ class FlashGradKernels:
         self.rows = min(BLOCK, next_power_of_two(self.queries))
         self.columns = min(BLOCK, next_power_of_two(self.keys))
         self.depth_tile, self.width_tile = next_power_of_two(self.depth), next_power_of_two(self.width)
-        padded = -(-self.queries // BLOCK) * BLOCK
-        self.stats_type = TensorType(f32, [*self.batch, padded, 1])
-        self.stats_view = TensorViewType((*self.batch, self.queries, 1), f32, contiguous_strides((*self.batch, padded, 1)))
+        self.stats_type = TensorType(f32, [*self.batch, padded_rows(self.queries), 1])
+        self.stats_view = stats_view(op.q.type)
 
     def lower(self) -> None:
         p, op = self.p, self.op
-        lse, row_dots = (p.mark_workspace(p.new_buffer(self.stats_type)) for _ in range(2))
-        self.stats_kernel(lse, row_dots)
+        if op.lse is not None and padded_lse(op.lse, p):
+            lse, row_dots = p.buffer_of(op.lse), p.mark_workspace(p.new_buffer(self.stats_type))
+            self.dots_kernel(row_dots)
+        else:  # L computed here (an lse laid out otherwise is the same L)
+            lse, row_dots = (p.mark_workspace(p.new_buffer(self.stats_type)) for _ in range(2))
+            self.stats_kernel(lse, row_dots)
         dq, dk, dv = (p.new_buffer(value.type) for value in op.results)
         self.dq_kernel(lse, row_dots, dq)
         self.dkv_kernel(lse, row_dots, dk, dv)
@@ -177,7 +201,7 @@ class FlashGradKernels:
         dout_part = k.partition(3, self.operand_view(op.dout), (*lead, rows, self.width_tile))
         lse_part, dots_part = (k.partition(arg, self.stats_view, (*lead, rows, 1)) for arg in (4, 5))
         q_tile = self.loaded(k, q_part, [*batch_ids, block, zero])
-        row_shape, row_axis = (*lead, rows, 1), len(lead) + 1
+        row_shape = (*lead, rows, 1)
         query_origin = k.add(arith.MuliOp(block, k.index(rows))).results[0]
 
         def step(key_block: SSAValue, state: Sequence[SSAValue]) -> list[SSAValue]:
@@ -188,14 +212,28 @@ class FlashGradKernels:
 
         start = [k.fill(float("-inf"), row_shape, f32), k.fill(0.0, row_shape, f32)]
         largest, total = k.loop(self.key_blocks_seen(k, block), start, step)
-        lse_tile = elementwise(k, [largest, total], lambda e, a: e(arith.AddfOp(a[0], e(xmath.LogOp(a[1])))))
-        k.store(lse_tile, lse_part, [*batch_ids, block, zero])
-        products = elementwise(
-            k, [self.loaded(k, out_part, [*batch_ids, block, zero]), self.loaded(k, dout_part, [*batch_ids, block, zero])],
-            lambda e, a: e(arith.MulfOp(*a)),
-        )  # fmt: skip
-        k.store(k.reduce(products, row_axis, "sum"), dots_part, [*batch_ids, block, zero])
+        k.store(log_sum_exp(k, largest, total), lse_part, [*batch_ids, block, zero])
+        self.store_row_dots(k, out_part, dout_part, dots_part, [*batch_ids, block, zero])
         self.launch(k, buffers, "stats")
+
+    def store_row_dots(self, k: KernelBuilder, out_part: SSAValue, dout_part: SSAValue, dots_part: SSAValue,
+                       at: list[SSAValue]) -> None:
+        """D = rowsum(dout ∘ out) of a block of queries."""
+        products = elementwise(k, [self.loaded(k, out_part, at), self.loaded(k, dout_part, at)],
+                               lambda e, a: e(arith.MulfOp(*a)))
+        k.store(k.reduce(products, len(self.lead) + 1, "sum"), dots_part, at)
+
+    def dots_kernel(self, row_dots: SSAValue) -> None:
+        """D alone (the forward gave L)."""
+        op, lead, rows = self.op, self.lead, self.rows
+        buffers = [self.p.buffer_of(v) for v in (op.out, op.dout)] + [row_dots]
+        k = KernelBuilder(self.p.kernel_name("attention_grad_dots"), buffers, (*self.batch, -(-self.queries // BLOCK)))
+        *batch_ids, block = k.program_ids
+        out_part = k.partition(0, self.operand_view(op.out), (*lead, rows, self.width_tile))
+        dout_part = k.partition(1, self.operand_view(op.dout), (*lead, rows, self.width_tile))
+        dots_part = k.partition(2, self.stats_view, (*lead, rows, 1))
+        self.store_row_dots(k, out_part, dout_part, dots_part, [*batch_ids, block, k.index(0)])
+        self.launch(k, buffers, "dots")
 
     def key_blocks_seen(self, k: KernelBuilder, query_block: SSAValue) -> SSAValue | int:
         return key_blocks_seen(k, query_block, self.rows, self.columns, self.keys, self.causal)

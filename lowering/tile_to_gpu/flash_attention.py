@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from math import e, log2, prod
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import BFloat16Type, DenseArrayBase, DictionaryAttr, Float16Type, FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import BFloat16Type, DenseArrayBase, DictionaryAttr, Float16Type, FloatAttr, IntegerAttr, f32
 from xdsl.ir import SSAValue
 
 from strata.dialects import tile
@@ -50,9 +50,11 @@ from strata.lowering.tile_to_gpu.flash_blocks import (
     constant,
     copy_issuer,
     fragment_column,
+    log_sum_exp,
     online_softmax_rows,
     outside,
     padded_target,
+    store_row_stats,
     store_rows,
     streamed_loop,
 )
@@ -98,6 +100,8 @@ class Flash:
     causal: bool
     p16: bool
     """p rounded to the inputs' 16-bit type before p v (lower-tile-to-gpu{attention_p16=true})."""
+    lse: tuple[SSAValue, TensorViewType] | None = None
+    """Where each query row's log-sum-exp goes ([batch..., Sq, 1] f32; graph.attention_lse)."""
 
     @staticmethod
     def of(lowering: FlashAttentionLowering) -> Flash:
@@ -107,15 +111,16 @@ class Flash:
         args = kernel.body.block.args
         if not (
             isinstance(mark, DictionaryAttr) and isinstance(mark.data.get("scale"), FloatAttr)
-            and isinstance(mark.data.get("causal"), IntegerAttr) and len(args) == 4 and all(a in views for a in args)
+            and isinstance(mark.data.get("causal"), IntegerAttr) and len(args) in (4, 5) and all(a in views for a in args)
             and fits(kernel, [views[a] for a in args])
         ):  # fmt: skip
             raise StrataError(
                 f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} needs {{scale: f64, causal: bool}} on a kernel "
-                "of four viewed buffers of one 16-bit type (q, k transposed, v, out) with heads of 16 to 256 and a "
-                f"grid of {QUERIES}-query blocks, as lower-graph-to-tile writes it"
+                "of four viewed buffers of one 16-bit type (q, k transposed, v, out) with heads of 16 to 256, and "
+                f"optionally an f32 [batch..., Sq, 1] log-sum-exp, and a grid of {QUERIES}-query blocks, as "
+                "lower-graph-to-tile writes it"
             )
-        q, k_transposed, v, out = args
+        q, k_transposed, v, out, *lse = args
         keys_view = views[k_transposed]
         *outer, depth_stride, keys_stride = keys_view.get_strides()
         *batch, depth, keys = keys_view.get_shape()
@@ -123,14 +128,16 @@ class Flash:
         return Flash(
             (lowering.values[q], views[q]), (lowering.values[k_transposed], k_view), (lowering.values[v], views[v]),
             (lowering.values[out], views[out]), mark.data["scale"].value.data, bool(mark.data["causal"].value.data),
-            lowering.p16,
+            lowering.p16, (lowering.values[lse[0]], views[lse[0]]) if lse else None,
         )  # fmt: skip
 
 
 def fits(kernel: tile.KernelOp, views: list[TensorViewType]) -> bool:
-    """Whether the views (q, k transposed, v, out) and the grid are what this kernel
-    computes: one 16-bit type, q/k heads of 16..256 in steps of 16, v heads likewise, keys
-    and batch axes that agree, one grid point per (batch..., 64 queries)."""
+    """Whether the views (q, k transposed, v, out, and the log-sum-exp if given) and the grid
+    are what this kernel computes: one 16-bit type, q/k heads of 16..256 in steps of 16, v
+    heads likewise, keys and batch axes that agree, an f32 [batch..., Sq, 1] log-sum-exp,
+    one grid point per (batch..., 64 queries)."""
+    views, lse = views[:4], views[4:]
     q, k_transposed, v, out = (view.get_shape() for view in views)
     element = views[0].element_type
     *batch, queries, depth = q
@@ -140,6 +147,7 @@ def fits(kernel: tile.KernelOp, views: list[TensorViewType]) -> bool:
         and all(16 <= size <= MAX_HEAD and size % 16 == 0 for size in (depth, width))
         and tuple(k_transposed) == (*batch, depth, keys) and tuple(v) == (*batch, keys, width)
         and tuple(out) == (*batch, queries, width)
+        and all(view.element_type == f32 and tuple(view.get_shape()) == (*batch, queries, 1) for view in lse)
         and tuple(kernel.grid_shape()) == (*batch, -(-queries // QUERIES))
     )  # fmt: skip
 
@@ -246,7 +254,7 @@ def flash_kernel(k: GpuKernelLowering, flash: Flash) -> None:
     state = key_block_loop(k, context, zero, unmasked, state, masked=False)
     state = key_block_loop(k, context, unmasked, blocks, state, masked=True)
     totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in state[2:4]]
-    store_output(k, flash, state[4:], totals, rows, thread_in_group, batch_ids, queries, output)
+    store_output(k, flash, state[4:], state[:2], totals, rows, thread_in_group, batch_ids, queries)
 
 
 @dataclass
@@ -326,8 +334,18 @@ def masked_scores(k: GpuKernelLowering, flash: Flash, t: list[SSAValue], block: 
     ]  # fmt: skip
 
 
-def store_output(k: GpuKernelLowering, flash: Flash, acc: list[SSAValue], totals: list[SSAValue], rows: list[SSAValue],
-                 thread_in_group: SSAValue, batch_ids: list[SSAValue], queries: int, output: MmaFragments) -> None:
-    """out = acc / l, rounded to the output type, stored where the query row exists."""
+def store_output(k: GpuKernelLowering, flash: Flash, acc: list[SSAValue], largest: list[SSAValue],
+                 totals: list[SSAValue], rows: list[SSAValue], thread_in_group: SSAValue, batch_ids: list[SSAValue],
+                 queries: int) -> None:
+    """out = acc / l, rounded to the output type, stored where the query row exists; and
+    (graph.attention_lse) each row's log-sum-exp, from its maximum m (of the raw scores
+    where the scale is positive: softmax_block) and sum l."""
     inverse = [k.emit(arith.DivfOp(constant(k, 1.0), total)) for total in totals]
     store_rows(k, flash.out, acc, inverse, rows, thread_in_group, batch_ids, queries)
+    if flash.lse is None:
+        return
+    if flash.scale > 0:
+        scale = constant(k, flash.scale * LOG2_E)
+        largest = [k.emit(arith.MulfOp(value, scale)) for value in largest]
+    lse = [log_sum_exp(k, value, total) for value, total in zip(largest, totals)]
+    store_row_stats(k, flash.lse, lse, rows, thread_in_group, batch_ids, queries)

@@ -9,7 +9,8 @@ base 2 (t = scale · log2(e) · q kᵀ, p = 2^(t - L · log2 e)).
 
 - stats (per 64 queries): the forward's online softmax over the key blocks without p v:
   L = (m + log2 l) · ln 2, natural as the tile body writes it; D = rowsum(dout ∘ out),
-  each warp's rows read a row at a time by consecutive lanes;
+  each warp's rows read a row at a time by consecutive lanes; dots: D alone, where the
+  forward's flash kernel stored L (graph.attention_lse);
 - dq (per 64 queries, over key blocks as the forward, heaviest first when causal): q and
   dout are a fragments held in registers; s = q kᵀ and dp = dout vᵀ take k's and v's rows
   as b fragments (plain ldmatrix), ds = p (dp - D) becomes the a fragments of
@@ -31,10 +32,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from math import gcd, log, prod
+from math import gcd, prod
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import BFloat16Type, DictionaryAttr, Float16Type, FloatAttr, IntegerAttr, StringAttr
 from xdsl.ir import SSAValue
 
@@ -50,9 +50,11 @@ from strata.lowering.tile_to_gpu.flash_blocks import (
     copy_issuer,
     exp2,
     fragment_column,
+    log_sum_exp,
     online_softmax_rows,
     outside,
     padded_target,
+    store_row_stats,
     store_rows,
     streamed_loop,
 )
@@ -68,8 +70,8 @@ BLOCK = 64
 MAX_HEAD = 128
 HELD_HEAD = 64
 """The largest head whose resident a fragments stay in registers across the blocks."""
-ARGUMENTS = {"stats": ("q", "k", "out", "dout", "lse", "dots"), "dq": ("q", "k", "v", "dout", "lse", "dots", "dq"),
-             "dkv": ("q", "k", "v", "dout", "lse", "dots", "dk", "dv")}  # fmt: skip
+ARGUMENTS = {"stats": ("q", "k", "out", "dout", "lse", "dots"), "dots": ("out", "dout", "dots"),
+             "dq": ("q", "k", "v", "dout", "lse", "dots", "dq"), "dkv": ("q", "k", "v", "dout", "lse", "dots", "dk", "dv")}  # fmt: skip
 """The marked kernels' arguments, as lower-graph-to-tile launches them."""
 
 
@@ -86,7 +88,7 @@ class FlashGrad:
 
     @property
     def queries(self) -> int:
-        return self.buffers["q"][1].get_shape()[-2]
+        return self.buffers["dout"][1].get_shape()[-2]
 
     @property
     def keys(self) -> int:
@@ -108,8 +110,8 @@ class FlashGrad:
             and isinstance(mark.data.get("scale"), FloatAttr) and isinstance(mark.data.get("causal"), IntegerAttr)
         ):  # fmt: skip
             raise StrataError(
-                f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} needs {{part: stats|dq|dkv, scale: f64, causal: "
-                "bool}} on a kernel of viewed buffers as lower-graph-to-tile writes it"
+                f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} needs {{part: stats|dots|dq|dkv, scale: f64, causal: "
+                "bool} on a kernel of viewed buffers as lower-graph-to-tile writes it"
             )
         buffers = {name: (lowering.values[a], views[a]) for name, a in zip(names, args)}
         grad = FlashGrad(part.data, buffers, mark.data["scale"].value.data, bool(mark.data["causal"].value.data), lowering.p16)
@@ -123,8 +125,8 @@ class FlashGrad:
     def fits(self, grid: Sequence[int]) -> bool:
         tensors = [view for name, (_, view) in self.buffers.items() if name not in ("lse", "dots")]
         element = tensors[0].element_type
-        heads = [self.buffers[name][1].get_shape()[-1] for name in ("q", "k", "dout")]
-        *batch, _ = self.buffers["q"][1].get_shape()[:-1]
+        heads = [self.buffers[name][1].get_shape()[-1] for name in ("q", "k", "dout") if name in self.buffers]
+        *batch, _ = self.buffers["dout"][1].get_shape()[:-1]
         rows = self.keys if self.part == "dkv" else self.queries
         return (
             isinstance(element, BFloat16Type | Float16Type) and all(view.element_type == element for view in tensors)
@@ -181,9 +183,9 @@ class Kernel:
     def __init__(self, k: GpuKernelLowering, grad: FlashGrad):
         self.k, self.grad = k, grad
         *self.batch_ids, self.block = k.program_ids
-        self.element = grad.buffers["q"][1].element_type
+        self.element = grad.buffers["dout"][1].element_type
         self.kind = TensorCoreKind(self.element, 16, 2)
-        self.head = max(grad.buffers[name][1].get_shape()[-1] for name in ("q", "dout"))
+        self.head = max(grad.buffers[name][1].get_shape()[-1] for name in ("q", "dout") if name in grad.buffers)
         self.stream = stream_rows(self.head)
         self.per_block = BLOCK // self.stream
         """Streamed blocks per resident block's rows."""
@@ -195,7 +197,7 @@ class Kernel:
         """This lane's two rows of its warp's 16 (queries; keys in dkv)."""
 
     def emit(self) -> None:
-        {"stats": self.stats, "dq": self.dq, "dkv": self.dkv}[self.grad.part]()
+        {"stats": self.stats, "dots": self.row_dots, "dq": self.dq, "dkv": self.dkv}[self.grad.part]()
 
     # Operands and streaming.
 
@@ -258,8 +260,9 @@ class Kernel:
         """(the buffer, [offset]) of L or D of a query of this batch index."""
         k = self.k
         buffer, view = self.grad.buffers[name]
-        offset = query
-        for index, stride in zip(self.batch_ids, view.get_strides()[:-2]):
+        *outer, query_stride, _ = view.get_strides()
+        offset = k.add(k.mul(query, k.index(query_stride)), k.index(view.offset.data))
+        for index, stride in zip(self.batch_ids, outer):
             offset = k.add(offset, k.mul(index, k.index(stride)))
         return buffer, [offset]
 
@@ -338,13 +341,9 @@ class Kernel:
         state = [minus_infinity, minus_infinity, nothing, nothing]
         state = self.loop(k.index(0), unmasked, state, issue, body(False))
         state = self.loop(unmasked, key_blocks, state, issue, body(True))
-        ln2 = constant(k, log(2.0))
-        for half in range(2):
-            total = butterfly(k, state[2 + half], 4, lambda a, b: k.emit(arith.AddfOp(a, b)))
-            lse = k.emit(arith.MulfOp(k.emit(arith.AddfOp(state[half], k.emit(xmath.Log2Op(total)))), ln2))
-            first_of_quad = k.emit(arith.CmpiOp(self.thread_in_group, k.index(0), "eq"))
-            inside = k.emit(arith.AndIOp(first_of_quad, k.emit(arith.CmpiOp(self.rows[half], k.index(grad.queries), "ult"))))
-            k.guarded(inside, lambda half=half, lse=lse: self.store_stat("lse", self.rows[half], lse))
+        totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in state[2:]]
+        lse = [log_sum_exp(k, largest, total) for largest, total in zip(state[:2], totals)]
+        store_row_stats(k, grad.buffers["lse"], lse, self.rows, self.thread_in_group, self.batch_ids, grad.queries)
         self.row_dots()
 
     def store_stat(self, name: str, query: SSAValue, value: SSAValue) -> None:

@@ -142,7 +142,7 @@ def heads(kernel: tile.KernelOp) -> tuple[int, int] | None:
     the mma.sync lowering then says why)."""
     views = {op.buffer: op.result.type for op in kernel.body.block.ops if isinstance(op, tile.MakeTensorViewOp)}
     args = kernel.body.block.args
-    if len(args) != 4 or args[0] not in views or args[2] not in views:
+    if len(args) not in (4, 5) or args[0] not in views or args[2] not in views:
         return None
     return views[args[0]].get_shape()[-1], views[args[2]].get_shape()[-1]
 
@@ -278,7 +278,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
     p, acc = state[-p_words:], state[4:-p_words]
     acc = wait_for_products(k, 0, values_of(last, p, acc))
     totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in state[2:4]]
-    store_output(k, flash, acc, totals, rows, thread_in_group, batch_ids, queries, output)
+    store_output(k, flash, acc, state[:2], totals, rows, thread_in_group, batch_ids, queries)
 
 
 def wait_for_older(k: GpuKernelLowering, older: list[SSAValue], newer: list[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:

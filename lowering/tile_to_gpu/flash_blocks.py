@@ -12,6 +12,7 @@ them (registers n with (n % 4) // 2 telling which) at the columns fragment_colum
 from __future__ import annotations
 
 from collections.abc import Callable
+from math import log
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import math as xmath
@@ -238,3 +239,22 @@ def store_rows(k: GpuKernelLowering, buffer_view: tuple[SSAValue, TensorViewType
                 k.emit(memref.StoreOp.get(rounded, buffer, [k.element_offset(view, origin, indices)]))
 
         k.guarded(k.emit(arith.CmpiOp(rows[row], k.index(extent), "ult")), store)
+
+
+def log_sum_exp(k: GpuKernelLowering, largest: SSAValue, total: SSAValue) -> SSAValue:
+    """A row's natural log-sum-exp L = (m + log2 l) · ln 2 from its base-2 online softmax:
+    m the largest t = scale · log2(e) · s, l the row's sum of 2^(t - m) (over its quad)."""
+    return k.emit(arith.MulfOp(k.emit(arith.AddfOp(largest, k.emit(xmath.Log2Op(total)))), constant(k, log(2.0))))
+
+
+def store_row_stats(k: GpuKernelLowering, buffer_view: tuple[SSAValue, TensorViewType], values: list[SSAValue],
+                    rows: list[SSAValue], thread_in_group: SSAValue, batch_ids: list[SSAValue], extent: int) -> None:
+    """A value per row of this lane's two (the same in the four lanes of its quad) stored by
+    the quad's first lane into a [batch..., rows, 1] buffer, where the row is below `extent`."""
+    buffer, view = buffer_view
+    origin = [*batch_ids, k.index(0), k.index(0)]
+    first_of_quad = k.emit(arith.CmpiOp(thread_in_group, k.index(0), "eq"))
+    for row, value in zip(rows, values):
+        inside = k.emit(arith.AndIOp(first_of_quad, k.emit(arith.CmpiOp(row, k.index(extent), "ult"))))
+        at = k.element_offset(view, origin, [*[k.index(0)] * len(batch_ids), row, k.index(0)])
+        k.guarded(inside, lambda value=value, at=at: k.emit(memref.StoreOp.get(value, buffer, [at])))

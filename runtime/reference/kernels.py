@@ -219,25 +219,40 @@ def rmsnorm(op: graph.RmsNormOp, x: np.ndarray, gamma: np.ndarray) -> np.ndarray
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * gamma
 
 
+def _attention_scores(params: dict, q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """scale · q kᵀ, -inf above the diagonal where causal."""
+    scores = (q @ np.swapaxes(k, -1, -2)) * q.dtype.type(params["scale"])
+    if params["causal"]:
+        scores = np.where(above_diagonal(*scores.shape[-2:]), q.dtype.type(-np.inf), scores)
+    return scores
+
+
 @register_reference(graph.AttentionOp)
 def attention(op: graph.AttentionOp, q: np.ndarray, k: np.ndarray, v: np.ndarray):
-    p = op.params()
-    scores = (q @ np.swapaxes(k, -1, -2)) * q.dtype.type(p["scale"])
-    if p["causal"]:
-        sq, sk = scores.shape[-2:]
-        scores = np.where(above_diagonal(sq, sk), q.dtype.type(-np.inf), scores)
-    return _softmax(scores, -1) @ v
+    return _softmax(_attention_scores(op.params(), q, k), -1) @ v
+
+
+@register_reference(graph.AttentionLseOp)
+def attention_lse(op: graph.AttentionLseOp, q: np.ndarray, k: np.ndarray, v: np.ndarray):
+    """graph.attention's output and each query row's log-sum-exp of its scores, in f32."""
+    scores = _attention_scores(op.params(), q, k)
+    wide = scores.astype(np.float64)
+    largest = np.max(wide, axis=-1, keepdims=True)
+    lse = largest + np.log(np.sum(np.exp(wide - largest), axis=-1, keepdims=True))
+    return _softmax(scores, -1) @ v, lse[..., 0].astype(np.float32)
 
 
 @register_reference(graph.AttentionGradOp)
-def attention_grad(op: graph.AttentionGradOp, q, k, v, out, dout):
-    """(dq, dk, dv) of graph.attention, from the probabilities recomputed here."""
+def attention_grad(op: graph.AttentionGradOp, q, k, v, out, dout, lse=None):
+    """(dq, dk, dv) of graph.attention, from the probabilities recomputed here: a softmax
+    of the scores, or exp(scores - lse) where the forward's log-sum-exp is given."""
     p = op.params()
     scale = q.dtype.type(p["scale"])
-    scores = (q @ np.swapaxes(k, -1, -2)) * scale
-    if p["causal"]:
-        scores = np.where(above_diagonal(*scores.shape[-2:]), q.dtype.type(-np.inf), scores)
-    probabilities = _softmax(scores, -1)
+    scores = _attention_scores(p, q, k)
+    if lse is None:
+        probabilities = _softmax(scores, -1)
+    else:
+        probabilities = np.exp(scores - lse[..., None].astype(scores.dtype))
     d_probabilities = dout @ np.swapaxes(v, -1, -2)
     d_scores = probabilities * (d_probabilities - np.sum(dout * out, axis=-1, keepdims=True))
     return (

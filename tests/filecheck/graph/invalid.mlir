@@ -2100,6 +2100,56 @@ func.func @attention_grad_out_element(%q: tensor<4x8xbf16>, %k: tensor<4x8xbf16>
 
 // -----
 
+// attention_grad lse in q's element type: the log-sum-exp is f32 whatever the attention's type.
+// CHECK: error: 'graph.attention_grad': lse must have the type of the attention's log-sum-exp, tensor<4xf32>, got tensor<4xbf16>
+func.func @attention_grad_lse_element(%q: tensor<4x8xbf16>, %o: tensor<4x8xbf16>, %l: tensor<4xbf16>) {
+  %0:3 = graph.attention_grad %q, %q, %q, %o, %o lse %l {scale = 1.0 : f64} : (tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4xbf16>) -> (tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>)
+  func.return
+}
+
+// -----
+
+// attention_grad lse with a row per key, not per query.
+// CHECK: error: 'graph.attention_grad': lse must have the type of the attention's log-sum-exp, tensor<2x4xf32>, got tensor<2x6xf32>
+func.func @attention_grad_lse_shape(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %o: tensor<2x4x8xf32>, %l: tensor<2x6xf32>) {
+  %0:3 = graph.attention_grad %q, %k, %k, %o, %o lse %l {scale = 1.0 : f64} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x6xf32>) -> (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>)
+  func.return
+}
+
+// -----
+
+// ============================================================================================
+// graph.attention_lse (dialects/graph_grad.py): q, k, v as for graph.attention; results
+// out (the attention's result type) and lse ([batch..., Sq] f32).
+// ============================================================================================
+
+// attention_lse lse with a trailing unit axis.
+// CHECK: error: 'graph.attention_lse': result lse must have type tensor<2x4xf32>, got tensor<2x4x1xf32>
+func.func @attention_lse_lse_shape(%q: tensor<2x4x8xbf16>, %k: tensor<2x6x8xbf16>) {
+  %0:2 = graph.attention_lse %q, %k, %k {scale = 1.0 : f64} : (tensor<2x4x8xbf16>, tensor<2x6x8xbf16>, tensor<2x6x8xbf16>) -> (tensor<2x4x8xbf16>, tensor<2x4x1xf32>)
+  func.return
+}
+
+// -----
+
+// attention_lse out in f32 for bf16 attention.
+// CHECK: error: 'graph.attention_lse': result out must have type tensor<2x4x8xbf16>, got tensor<2x4x8xf32>
+func.func @attention_lse_out_element(%q: tensor<2x4x8xbf16>, %k: tensor<2x6x8xbf16>) {
+  %0:2 = graph.attention_lse %q, %k, %k {scale = 1.0 : f64} : (tensor<2x4x8xbf16>, tensor<2x6x8xbf16>, tensor<2x6x8xbf16>) -> (tensor<2x4x8xf32>, tensor<2x4xf32>)
+  func.return
+}
+
+// -----
+
+// attention_lse q and k head sizes differ (the attention's own rule).
+// CHECK: error: 'graph.attention_lse': q and k head sizes differ: tensor<4x8xf32>, tensor<6x16xf32>
+func.func @attention_lse_heads(%q: tensor<4x8xf32>, %k: tensor<6x16xf32>) {
+  %0:2 = graph.attention_lse %q, %k, %k {scale = 1.0 : f64} : (tensor<4x8xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> (tensor<4x16xf32>, tensor<4xf32>)
+  func.return
+}
+
+// -----
+
 // attention_grad dout element type differs (an f32 cotangent of bf16 attention).
 // CHECK: error: 'graph.attention_grad': dout has element type f32, expected bf16 like q
 func.func @attention_grad_dout_element(%q: tensor<4x8xbf16>, %k: tensor<4x8xbf16>, %v: tensor<4x8xbf16>, %o: tensor<4x8xbf16>, %do: tensor<4x8xf32>) {

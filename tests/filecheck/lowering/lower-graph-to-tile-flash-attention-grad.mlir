@@ -8,12 +8,22 @@
 // probabilities are recomputed by blocks, never stored (no 100 x 100 buffer, no view of
 // one). Heads past 128 (and f32) are not taken: the op is expanded into matmuls, a softmax and
 // elementwise kernels, none of them marked.
+// With the forward's log-sum-exp (graph.attention_lse, its gradient reading lse: what
+// share-attention-lse makes of a training step's attention), the forward's flash kernel
+// stores L in rows padded like the workspace's, and the first kernel is "dots": D alone,
+// from out and dout, no pass over the keys.
 // RUN: strata-opt %s -p "lower-graph-to-tile{flash_attention=true fused_attention=false}" | filecheck %s
 // RUN: strata-opt %s -p "lower-graph-to-tile{flash_attention=true fused_attention=false}" | filecheck %s --check-prefix=SCORES
 
 func.func @flash(%q: tensor<2x100x64xbf16>, %k: tensor<2x100x64xbf16>, %v: tensor<2x100x64xbf16>, %o: tensor<2x100x64xbf16>, %do: tensor<2x100x64xbf16>) -> (tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>) {
   %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {scale = 1.250000e-01 : f64, causal = true} : (tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>) -> (tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>)
   func.return %dq, %dk, %dv : tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>
+}
+
+func.func @paired(%q: tensor<2x100x64xbf16>, %k: tensor<2x100x64xbf16>, %v: tensor<2x100x64xbf16>, %do: tensor<2x100x64xbf16>) -> (tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>) {
+  %o, %o_lse = graph.attention_lse %q, %k, %v {scale = 1.250000e-01 : f64, causal = true} : (tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>) -> (tensor<2x100x64xbf16>, tensor<2x100xf32>)
+  %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do lse %o_lse {scale = 1.250000e-01 : f64, causal = true} : (tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100xf32>) -> (tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>)
+  func.return %o, %dq, %dk, %dv : tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16>
 }
 
 func.func @wide(%q: tensor<64x144xbf16>, %k: tensor<64x144xbf16>, %v: tensor<64x144xbf16>, %o: tensor<64x144xbf16>, %do: tensor<64x144xbf16>) -> (tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>) {
@@ -39,6 +49,18 @@ func.func @single(%q: tensor<64x64xf32>, %k: tensor<64x64xf32>, %v: tensor<64x64
 // CHECK-NEXT:    tile.launch @flash_attention_grad_dkv_2(%q, %k, %v, %do, [[L]], [[D]], [[DK]], [[DV]])
 // CHECK-NEXT:    func.return [[DQ]], [[DK]], [[DV]]
 // CHECK-NEXT:  }
+
+// The paired one: L from the forward's flash kernel (its fifth buffer, not a workspace:
+// it lives until the backward), D from the dots kernel.
+// CHECK-LABEL: func.func @paired(
+// CHECK-NEXT:    [[OUT:%[0-9]+]] = tile.buffer : memref<12800xbf16>
+// CHECK-NEXT:    [[LSE:%[0-9]+]] = tile.buffer : memref<256xf32>
+// CHECK-NEXT:    tile.launch @paired_attention_0(%q, %k, %v, [[OUT]], [[LSE]])
+// CHECK-NEXT:    [[DOTS:%[0-9]+]] = tile.buffer {tile.workspace} : memref<256xf32>
+// CHECK-NEXT:    tile.launch @paired_attention_grad_dots_1([[OUT]], %do, [[DOTS]])
+// CHECK-NOT:     stats
+// CHECK:         tile.launch @paired_attention_grad_dq_2(%q, %k, %v, %do, [[LSE]], [[DOTS]],
+// CHECK-NEXT:    tile.launch @paired_attention_grad_dkv_3(%q, %k, %v, %do, [[LSE]], [[DOTS]],
 
 // The head-144 one: expanded, no workspace, no mark.
 // CHECK-LABEL: func.func @wide(
@@ -81,6 +103,15 @@ func.func @single(%q: tensor<64x64xf32>, %k: tensor<64x64xf32>, %v: tensor<64x64
 // CHECK:         scf.for
 // CHECK:         tile.store_view_tko
 // CHECK:         tile.store_view_tko
+// CHECK:         tile.return
+
+// The paired forward stores L ([2, 100, 1], row stride 128); dots has no loop.
+// CHECK-LABEL: tile.kernel @paired_attention_0(
+// CHECK-SAME:    %4: memref<256xf32>) attributes {grid = array<i64: 2, 2>, tile.flash_attention = {scale = 1.250000e-01 : f64, causal = true}}
+// CHECK:         tile.store_view_tko {{.*}} : !tile.tile<1x64x1xf32>, !tile.partition_view<1x64x1, !tile.tensor_view<2x100x1xf32, strides [128, 1, 1], offset 0>>
+// CHECK-LABEL: tile.kernel @paired_attention_grad_dots_1(
+// CHECK-SAME:    %2: memref<256xf32>) attributes {grid = array<i64: 2, 2>, tile.flash_attention_grad = {part = "dots", scale = 1.250000e-01 : f64, causal = true}}
+// CHECK-NOT:     scf.for
 // CHECK:         tile.return
 
 // None of the other kernels is marked.
