@@ -112,11 +112,11 @@ class SinkReshapes(RewritePattern):
                 operands.append(value.owner.x)
                 continue
             reshape = graph.ReshapeOp.make([value], TensorType(value.type.element_type, source))
-            rewriter.insert_op(reshape)
+            rewriter.insert(reshape)
             operands.append(reshape.result)
         result_type = TensorType(op.results[0].type.element_type, source)
         inner = type(op).make(operands, result_type, **op.params())
-        rewriter.insert_op(inner)
+        rewriter.insert(inner)
         rewriter.replace(op, graph.ReshapeOp.make([inner.results[0]], op.results[0].type))
 
 
