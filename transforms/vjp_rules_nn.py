@@ -105,4 +105,5 @@ def cross_entropy(ctx: VjpContext) -> Cotangents:
     n, classes = shape_of(logits_type)
     p = ctx.emit(graph.SoftmaxOp, [ctx.operand(0)], axis=-1)
     labels = ctx.one_hot(ctx.operand(1), classes, logits_type.element_type)
-    return [ctx.scale(ctx.mul(ctx.sub(p, labels), ctx.cotangent), 1.0 / n), None]
+    # No rows: the gradient is empty, whatever the factor (1 / 0 would stop autodiff).
+    return [ctx.scale(ctx.mul(ctx.sub(p, labels), ctx.cotangent), 1.0 / max(n, 1)), None]

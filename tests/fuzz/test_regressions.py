@@ -33,3 +33,16 @@ def test_gradient_of_a_mean_over_no_elements():
     g.output(strata.ops.reduce_mean(strata.ops.reduce_mean(x, [1]), [0]))
     value, gradient = strata.value_and_grad(g.build(), argnums=0)(np.zeros((3, 0)))
     assert np.isnan(value) and gradient.shape == (3, 0)
+
+
+@pytest.mark.parametrize("target", ["reference", "cpu"])
+def test_gradient_of_a_cross_entropy_over_no_rows(target):
+    """Seed 70098 (--mode grad): the cross_entropy VJP divided by the row count, 0 for an
+    empty batch — an internal ZeroDivisionError in autodiff (transforms/vjp_rules_nn.py)."""
+    g = strata.Graph("f")
+    logits, labels = g.input("logits", (0, 1), "f32"), g.input("labels", (0,), "i64")
+    g.output(strata.ops.cross_entropy(logits, labels))
+    value, gradient = strata.value_and_grad(g.build(), argnums=0, target=target)(
+        np.zeros((0, 1), np.float32), np.zeros((0,), np.int64)
+    )
+    assert np.isnan(value) and gradient.shape == (0, 1)
