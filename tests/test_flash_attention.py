@@ -83,9 +83,9 @@ def test_flash_ptx_is_accepted_by_ptxas(arch):
         ptxas(ptx, arch)
 
 
-def lower_for_sm90(text: str):
+def lower_for_sm90(text: str, p16: bool = False):
     module = strata.parse_module(text)
-    run_pipeline(module, GpuPipelinePass(warpgroup_mma=True).steps())
+    run_pipeline(module, GpuPipelinePass(warpgroup_mma=True, allow_16bit_attention_p=p16).steps())
     return module
 
 
@@ -116,9 +116,7 @@ def test_warpgroup_flash_takes_heads_of_64_and_128(case):
 def test_warpgroup_flash_ptx_is_accepted_by_ptxas(case, p16):
     from strata.lowering.nvvm.translate import module_to_ptx
 
-    module = strata.parse_module(attention(*CASES[case]))
-    run_pipeline(module, GpuPipelinePass(warpgroup_mma=True, allow_16bit_attention_p=p16).steps())
-    ptx = module_to_ptx(module, "sm_90")[1]
+    ptx = module_to_ptx(lower_for_sm90(attention(*CASES[case]), p16), "sm_90")[1]
     q, _, v, _, _ = CASES[case]
     keys = 128 if p16 and 128 in (q[-1], v[-1]) else 64  # wide key blocks for 128 queries with p16
     assert ".target sm_90a" in ptx and f"wgmma.mma_async.sync.aligned.m64n{keys}k16" in ptx

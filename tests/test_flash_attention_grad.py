@@ -22,6 +22,7 @@ from strata.targets.cpu import CpuPipelinePass
 from strata.targets.cuda import GpuPipelinePass
 from strata.targets.passes import run_pipeline
 from targets import ptxas
+from test_flash_attention import lower_for_sm90
 from test_gpu import lower, needs_gpu, needs_ptx_tools
 
 CASES = {
@@ -35,6 +36,11 @@ CASES = {
     "head-128-causal-bf16": ((2, 130, 128), (2, 130, 128), (2, 130, 128), "bf16", True),
     "head-96-v80-cross-f16": ((1, 70, 96), (1, 100, 96), (1, 100, 80), "f16", False),
     "head-112-v48-causal-queries-past-keys-bf16": ((1, 100, 112), (1, 40, 112), (1, 40, 48), "bf16", True),
+    # Every head 64: dq and dkv on the warpgroup mma on sm_90 (a key block past every query
+    # streams no query block).
+    "head-64-partial-150-f16": ((1, 150, 64), (1, 150, 64), (1, 150, 64), "f16", False),
+    "head-64-causal-keys-past-queries-bf16": ((2, 40, 64), (2, 100, 64), (2, 100, 64), "bf16", True),
+    "head-64-causal-queries-past-keys-f16": ((1, 200, 64), (1, 70, 64), (1, 70, 64), "f16", True),
 }
 SMALL = ("tiny-3x17x16-causal-bf16", "cross-70x130-v32-bf16", "causal-queries-past-keys-f16",
          "causal-keys-past-queries-bf16", "head-96-v80-cross-f16")  # fmt: skip
@@ -193,6 +199,43 @@ def test_flash_grad_ptx_is_accepted_by_ptxas(case, arch):
     ptx = module_to_ptx(lower(attention_grad(*CASES[case])), arch)[1]
     assert ptx.count(".entry") == 3 and "mma.sync.aligned.m16n8k16" in ptx and "ldmatrix" in ptx
     ptxas(ptx, arch)
+
+
+WARPGROUP_CASES = [case for case, (q, k, v, *_) in CASES.items() if q[-1] == k[-1] == v[-1] == 64]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_warpgroup_grad_takes_dq_and_dkv_of_head_64(case):
+    """On sm_90 (warpgroup_mma) dq and dkv of heads of 64 run on wgmma: their score products
+    with the resident operand's fragments from registers (one ldmatrix.x4 per 16 of each of
+    the two heads), their sums with p or ds from registers and the streamed operand N-major;
+    the stats kernel and other heads keep mma.sync."""
+    functions = [op for op in lower_for_sm90(attention_grad(*CASES[case])).ops if op.name == "func.func"]
+    kernels = {str(f.sym_name.data).split("_")[-2]: str(f) for f in functions if "gpu.kernel" in f.attributes}
+    assert sorted(kernels) == ["dkv", "dq", "stats"] and "ptx.wgmma" not in kernels["stats"]
+    for part in ("dq", "dkv"):
+        if case in WARPGROUP_CASES:
+            assert ".a_registers.fresh" in kernels[part] and ".n_major.a_registers" in kernels[part]
+            assert kernels[part].count("func.call @ptx.ldmatrix") == 2 * 64 // 16
+            assert "ptx.mma.sync" not in kernels[part] and "gpu.block_size = 128 : i64" in kernels[part]
+        else:
+            assert "ptx.wgmma" not in kernels[part] and "ptx.mma.sync.aligned.m16n8k16" in kernels[part]
+
+
+@needs_ptx_tools
+@pytest.mark.parametrize("p16", [False, True], ids=["p-split", "p16"])
+@pytest.mark.parametrize("case", WARPGROUP_CASES)
+def test_warpgroup_grad_ptx_is_accepted_by_ptxas(case, p16):
+    """The stages pass through mbarriers (one block barrier, after their initialization);
+    ptxas also fails on its notices of wgmma serialized or of waits it injects."""
+    from strata.lowering.nvvm.translate import module_to_ptx
+
+    ptx = module_to_ptx(lower_for_sm90(attention_grad(*CASES[case]), p16), "sm_90")[1]
+    kernels = ptx.split(".entry")[1:]
+    assert ".target sm_90a" in ptx and len(kernels) == 3
+    for kernel in kernels[1:]:
+        assert "wgmma.mma_async.sync.aligned.m64n64k16" in kernel and kernel.count("bar.sync") == 1
+    ptxas(ptx, "sm_90a")
 
 
 @needs_gpu

@@ -69,7 +69,7 @@ from strata.lowering.llvm.translate import add_function_attributes
 from strata.lowering.llvm.types import DOUBLE, FLOAT, HALF, UnsupportedType, memory_type, scalar_type, static_shape
 from strata.lowering.nvvm.ptx_checks import check_barriers
 from strata.lowering.tile_to_gpu.kernel import INLINE_PTX_PREFIX, NVVM_PREFIX, SHARED_MEMORY_SPACE, WARPGROUP_MMA, gpu_kernels
-from strata.lowering.tile_to_gpu.warpgroup_loop import wgmma_instruction
+from strata.lowering.tile_to_gpu.warpgroup_loop import FRESH_WGMMA, wgmma_instruction
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = (
@@ -273,13 +273,14 @@ def wgmma_template(n: int, kind: str, m_major: bool, n_major: bool) -> str:
             f"{int(m_major)}, {int(n_major)};")
 
 
-def wgmma_registers_a_template(n: int, kind: str, n_major: bool) -> str:
+def wgmma_registers_a_template(n: int, kind: str, n_major: bool, fresh: bool = False) -> str:
     """d += a @ b with a's fragment in four 32-bit registers $d .. $d+3 (mma.sync's a layout
-    per warp) and b from the descriptor $d+4 (N-major when `n_major`)."""
+    per warp) and b from the descriptor $d+4 (N-major when `n_major`); `fresh`: d = a @ b
+    (scale-d 0), the accumulators not operands (FRESH_WGMMA)."""
     d = n // 2
     registers = ",".join(f"${i}" for i in range(d))
     return (f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind} {{{registers}}}, "
-            f"{{${d},${d + 1},${d + 2},${d + 3}}}, ${d + 4}, 1, 1, 1, {int(n_major)};")
+            f"{{${d},${d + 1},${d + 2},${d + 3}}}, ${d + 4}, {int(not fresh)}, 1, 1, {int(n_major)};")
 
 
 INLINE_PTX = {
@@ -312,8 +313,9 @@ INLINE_PTX = {
     **{f"wgmma.wait_group.sync.aligned.{n}": f"wgmma.wait_group.sync.aligned {n};" for n in range(2)},
     **{wgmma_instruction(n, kind, m_major, n_major): wgmma_template(n, kind, m_major, n_major)
        for n in range(8, 257, 8) for kind in ("bf16", "f16") for m_major in (False, True) for n_major in (False, True)},
-    **{wgmma_instruction(n, kind, False, n_major) + ".a_registers": wgmma_registers_a_template(n, kind, n_major)
-       for n in range(8, 257, 8) for kind in ("bf16", "f16") for n_major in (False, True)},
+    **{wgmma_instruction(n, kind, False, n_major) + ".a_registers" + FRESH_WGMMA * fresh:
+       wgmma_registers_a_template(n, kind, n_major, fresh)
+       for n in range(8, 257, 8) for kind in ("bf16", "f16") for n_major in (False, True) for fresh in (False, True)},
 }  # fmt: skip
 """The PTX a call of @ptx.<name> stands for: $n are its results, then its operands (an
 address is an i32 in shared memory, an index (i64) in global memory)."""
@@ -340,7 +342,7 @@ def inline_ptx(emitter: NvvmFunctionEmitter, op: func.CallOp) -> ir.Value | list
         raise fail(f"inline PTX '{name}': no register class for operands of type {', '.join(unsupported)}")
     constraints = [REGISTER_CONSTRAINTS[a.type] for a in arguments]
     outputs = [emitter.scalar_type(r.type) for r in op.results]
-    if name.startswith(TIED_PTX):
+    if name.startswith(TIED_PTX) and not name.endswith(FRESH_WGMMA):
         constraints[len(constraints) - len(outputs):] = [str(n) for n in range(len(outputs))]
     constraints = [f"={REGISTER_CONSTRAINTS[t]}" for t in outputs] + constraints
     pure = name.startswith(PURE_PTX)

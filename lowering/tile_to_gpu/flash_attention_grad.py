@@ -304,12 +304,11 @@ class Kernel:
             unmasked = k.emit(arith.MinUIOp(first_on_diagonal, unmasked))
         return seen, unmasked
 
-    def query_scores(self, q_fragments: list[list[SSAValue]], keys: Operand, block: SSAValue, stage_row: SSAValue,
-                     masked: bool) -> list[SSAValue]:
-        """t = scale · log2(e) · q kᵀ of this warp's queries and the stage's keys, -inf where masked."""
+    def query_scores(self, s: list[SSAValue], block: SSAValue, masked: bool) -> list[SSAValue]:
+        """t = scale · log2(e) · s of this warp's queries and key block `block` (s = q kᵀ), -inf where masked."""
         k = self.k
         scale = constant(k, self.grad.scale * LOG2_E)
-        t = [k.emit(arith.MulfOp(value, scale)) for value in self.products(q_fragments, keys, stage_row)]
+        t = [k.emit(arith.MulfOp(value, scale)) for value in s]
         if not masked:
             return t
         first_key, minus_infinity = k.mul(block, k.index(self.stream)), constant(k, float("-inf"))
@@ -332,7 +331,7 @@ class Kernel:
 
         def body(masked: bool):
             def step(block: SSAValue, stage_row: SSAValue, state: list[SSAValue]) -> list[SSAValue]:
-                t = self.query_scores(q_fragments(), keys, block, stage_row, masked)
+                t = self.query_scores(self.products(q_fragments(), keys, stage_row), block, masked)
                 largest, totals, _, _ = online_softmax_rows(k, t, state[:2], state[2:])
                 return [*largest, *totals]
 
@@ -379,6 +378,40 @@ class Kernel:
             total = butterfly(k, total, lanes, lambda a, b: k.emit(arith.AddfOp(a, b)))
             k.guarded(k.emit(arith.AndIOp(inside, leader)), lambda row=row, total=total: self.store_stat("dots", row, total))
 
+    def row_stats(self) -> tuple[list[SSAValue], list[SSAValue]]:
+        """(L · log2 e, D) of this lane's two query rows."""
+        log2e = constant(self.k, LOG2_E)
+        lse = [self.k.emit(arith.MulfOp(self.stat("lse", row), log2e)) for row in self.rows]
+        return lse, [self.stat("dots", row) for row in self.rows]
+
+    def query_terms(self, s: list[SSAValue], dp: list[SSAValue], block: SSAValue, masked: bool, lse: list[SSAValue],
+                    dots: list[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
+        """(p, ds) of this warp's queries and key block `block` from s = q kᵀ and dp = dout vᵀ
+        (row_stats: L and D of the lane's rows)."""
+        t = self.query_scores(s, block, masked)
+        return self.probabilities(t, dp, lambda n: lse[(n % 4) // 2], lambda n: dots[(n % 4) // 2])
+
+    def key_terms(self, s: list[SSAValue], dp: list[SSAValue], block: SSAValue,
+                  masked: bool) -> tuple[list[SSAValue], list[SSAValue]]:
+        """(pᵀ, dsᵀ) of this warp's keys and query block `block` from s = k qᵀ and dp = v doutᵀ,
+        with L and D of each query column."""
+        k = self.k
+        log2e, scale = constant(k, LOG2_E), constant(k, self.grad.scale * LOG2_E)
+        t = [k.emit(arith.MulfOp(value, scale)) for value in s]
+        first_query = k.mul(block, k.index(self.stream))
+        columns = [k.add(first_query, self.column(n)) for n in range(len(t))]
+        if masked:
+            minus_infinity = constant(k, float("-inf"))
+            t = [k.emit(arith.SelectOp(self.outside(columns[n], self.rows[(n % 4) // 2]), minus_infinity, value))
+                 for n, value in enumerate(t)]  # fmt: skip
+            # Query columns past the last read the last one's L and D (rows past the
+            # queries hold nothing): finite, and masked anyway.
+            last_query = k.index(self.grad.queries - 1)
+            columns = [k.emit(arith.MinUIOp(column, last_query)) for column in columns]
+        lse = {n: k.emit(arith.MulfOp(self.stat("lse", columns[n]), log2e)) for n in range(len(t)) if n % 4 < 2}
+        dots = {n: self.stat("dots", columns[n]) for n in range(len(t)) if n % 4 < 2}
+        return self.probabilities(t, dp, lambda n: lse[n - n % 4 + n % 2], lambda n: dots[n - n % 4 + n % 2])
+
     def probabilities(self, t: list[SSAValue], dp: list[SSAValue], lse: Callable[[int], SSAValue],
                       dots: Callable[[int], SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
         """(p, ds) = (2^(t - L log2 e), p (dp - D)) with L and D of register n's row or column."""
@@ -398,16 +431,13 @@ class Kernel:
         k.inline_ptx("cp.async.wait_group.1", [])
         k.barriers.barrier()
         q_fragments, dout_fragments = self.held_fragments(q), self.held_fragments(dout)
-        log2e = constant(k, LOG2_E)
-        lse = [k.emit(arith.MulfOp(self.stat("lse", row), log2e)) for row in self.rows]
-        dots = [self.stat("dots", row) for row in self.rows]
+        lse, dots = self.row_stats()
         layout = MmaFragments((BLOCK, q.columns), 4, 1)
 
         def body(masked: bool):
             def step(block: SSAValue, stage_row: SSAValue, sums: list[SSAValue]) -> list[SSAValue]:
-                t = self.query_scores(q_fragments(), keys, block, stage_row, masked)
-                dp = self.products(dout_fragments(), values, stage_row)
-                _, ds = self.probabilities(t, dp, lambda n: lse[(n % 4) // 2], lambda n: dots[(n % 4) // 2])
+                s = self.products(q_fragments(), keys, stage_row)
+                ds = self.query_terms(s, self.products(dout_fragments(), values, stage_row), block, masked, lse, dots)[1]
                 return self.accumulate(layout, ds, keys, stage_row, sums)
 
             return step
@@ -431,26 +461,12 @@ class Kernel:
         k.inline_ptx("cp.async.wait_group.1", [])
         k.barriers.barrier()
         key_fragments, value_fragments = self.held_fragments(keys), self.held_fragments(values)
-        log2e, scale = constant(k, LOG2_E), constant(k, grad.scale * LOG2_E)
         dk_layout, dv_layout = MmaFragments((BLOCK, keys.columns), 4, 1), MmaFragments((BLOCK, values.columns), 4, 1)
-        minus_infinity = constant(k, float("-inf"))
-        last_query = k.index(grad.queries - 1)
 
         def body(masked: bool):
             def step(block: SSAValue, stage_row: SSAValue, sums: list[SSAValue]) -> list[SSAValue]:
-                t = [k.emit(arith.MulfOp(value, scale)) for value in self.products(key_fragments(), q, stage_row)]
-                first_query = k.mul(block, k.index(self.stream))
-                columns = [k.add(first_query, self.column(n)) for n in range(len(t))]
-                if masked:
-                    t = [k.emit(arith.SelectOp(self.outside(columns[n], self.rows[(n % 4) // 2]), minus_infinity, value))
-                         for n, value in enumerate(t)]  # fmt: skip
-                    # Query columns past the last read the last one's L and D (rows past the
-                    # queries hold nothing): finite, and masked anyway.
-                    columns = [k.emit(arith.MinUIOp(column, last_query)) for column in columns]
-                lse = {n: k.emit(arith.MulfOp(self.stat("lse", columns[n]), log2e)) for n in range(len(t)) if n % 4 < 2}
-                dots = {n: self.stat("dots", columns[n]) for n in range(len(t)) if n % 4 < 2}
-                dp = self.products(value_fragments(), dout, stage_row)
-                p, ds = self.probabilities(t, dp, lambda n: lse[n - n % 4 + n % 2], lambda n: dots[n - n % 4 + n % 2])
+                s = self.products(key_fragments(), q, stage_row)
+                p, ds = self.key_terms(s, self.products(value_fragments(), dout, stage_row), block, masked)
                 dk_sums, dv_sums = sums[:4 * dk_layout.tiles_n], sums[4 * dk_layout.tiles_n:]
                 dv_sums = self.accumulate(dv_layout, p, dout, stage_row, dv_sums)
                 dk_sums = self.accumulate(dk_layout, ds, q, stage_row, dk_sums)

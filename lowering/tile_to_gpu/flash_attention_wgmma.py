@@ -90,6 +90,7 @@ from strata.lowering.tile_to_gpu.ops import butterfly
 from strata.lowering.tile_to_gpu.stage_barriers import StagePipeline, barrier_bytes
 from strata.lowering.tile_to_gpu.tensor_core_loop import issue_copies
 from strata.lowering.tile_to_gpu.warpgroup_loop import (
+    FRESH_WGMMA,
     K_TILE,
     ROW_BYTES,
     atom_aligned_buffer,
@@ -294,14 +295,15 @@ def score_products(k: GpuKernelLowering, element, q_fragments: list[list[SSAValu
     D / 16 products of q's a fragments (registers) and k from a K-major descriptor (k16 step
     i: strip i // 4, 32 bytes per step in it), left in flight."""
     k_first, step_bytes = stepped_descriptor(k, keys_base, True, key_rows)
-    sums = [constant(k, 0.0)] * (key_rows // 2)
+    sums: list[SSAValue] = []
     instruction = wgmma_instruction(key_rows, element, False, False) + ".a_registers"
     k.inline_ptx("wgmma.fence.sync.aligned", [])
     steps_per_strip = K_TILE // 16
     for step in range(depth // 16):
         strip, inside = divmod(step, steps_per_strip)
         k_at = moved_descriptor(k, k_first, strip * key_rows * ROW_BYTES + inside * step_bytes)
-        sums = k.inline_ptx(instruction, [*q_fragments[step], k_at, *sums], len(sums), f32)
+        name = instruction if sums else instruction + FRESH_WGMMA  # the first step starts the sums
+        sums = k.inline_ptx(name, [*q_fragments[step], k_at, *sums], key_rows // 2, f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])
     return sums
 

@@ -82,7 +82,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from strata.dialects import tile
-from strata.lowering.tile_to_gpu import flash_attention, flash_attention_grad, flash_attention_wgmma, warpgroup_loop
+from strata.lowering.tile_to_gpu import (
+    flash_attention,
+    flash_attention_grad,
+    flash_attention_grad_wgmma,
+    flash_attention_wgmma,
+    warpgroup_loop,
+)
 # ops and mma are imported for their registrations in GPU_LOWERINGS.
 from strata.lowering.tile_to_gpu import mma, ops  # noqa: F401
 from strata.lowering.tile_to_gpu.kernel import (
@@ -141,7 +147,9 @@ class LowerTileToGpuPass(ModulePass):
                 flash = flash_attention_wgmma.WarpgroupFlashLowering if wgmma else flash_attention.FlashAttentionLowering
                 lowering = flash(kernel, *options, p16=self.attention_p16)
             elif flash_attention_grad.MARK in kernel.attributes:
-                lowering = flash_attention_grad.FlashAttentionGradLowering(kernel, *options, p16=self.attention_p16)
+                wgmma = self.warpgroup_mma and flash_attention_grad_wgmma.takes(kernel)
+                grad = flash_attention_grad_wgmma.WarpgroupFlashGradLowering if wgmma else flash_attention_grad.FlashAttentionGradLowering
+                lowering = grad(kernel, *options, p16=self.attention_p16)
             elif warpgroup_threads:
                 lowering = GpuKernelLowering(kernel, warpgroup_threads, *options, warpgroup_mma=True)
             else:

@@ -21,7 +21,8 @@ func.func @heads128(%q: tensor<1x2x300x128xbf16>, %k: tensor<1x2x300x128xbf16>, 
 // WIDE-NOT:     func.call @ptx.mbarrier.init.shared.b64
 // WIDE:         scf.for
 // WIDE:           func.call @ptx.wgmma.fence.sync.aligned()
-// WIDE-COUNT-8:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.a_registers(
+// WIDE:           func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.a_registers.fresh(
+// WIDE-COUNT-7:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.a_registers(
 // WIDE-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
 // WIDE:           func.call @ptx.wgmma.fence.sync.aligned()
 // WIDE-COUNT-8:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major.a_registers(
@@ -41,7 +42,8 @@ func.func @heads128(%q: tensor<1x2x300x128xbf16>, %k: tensor<1x2x300x128xbf16>, 
 // NARROW-NOT:     func.call @ptx.mbarrier.init.shared.b64
 // NARROW:         scf.for
 // NARROW:           func.call @ptx.wgmma.fence.sync.aligned()
-// NARROW-COUNT-8:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers(
+// NARROW:           func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers.fresh(
+// NARROW-COUNT-7:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers(
 // NARROW-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
 // NARROW:           func.call @ptx.wgmma.fence.sync.aligned()
 // NARROW-COUNT-8:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major.a_registers(

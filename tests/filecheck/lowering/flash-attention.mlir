@@ -104,7 +104,8 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // WGMMA-COUNT-4: func.call @ptx.ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // WGMMA-NOT:     ldmatrix
 // WGMMA:         func.call @ptx.wgmma.fence.sync.aligned()
-// WGMMA-COUNT-4: func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers(
+// WGMMA:         func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers.fresh(
+// WGMMA-COUNT-3: func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers(
 // WGMMA-NEXT:    func.call @ptx.wgmma.commit_group.sync.aligned()
 // WGMMA-NEXT:    func.call @ptx.wgmma.wait_group.sync.aligned.0.x32(
 // WGMMA:         arith.cmpi uge
@@ -118,7 +119,8 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // WGMMA-NEXT:      func.call @"ptx.fence.proxy.async.shared::cta"()
 // WGMMA-NOT:       barrier0
 // WGMMA:           func.call @ptx.wgmma.fence.sync.aligned()
-// WGMMA-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers(
+// WGMMA:           func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers.fresh(
+// WGMMA-COUNT-3:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers(
 // WGMMA-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
 // WGMMA:           func.call @ptx.wgmma.fence.sync.aligned()
 // WGMMA-COUNT-8:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.n_major.a_registers(
@@ -134,7 +136,8 @@ func.func @wide(%q: tensor<1x64x32xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x6
 // WGMMA:             func.call @ptx.cp.async.mbarrier.arrive.noinc.shared.b64
 // WGMMA:           scf.yield
 // WGMMA:         scf.for
-// WGMMA-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers(
+// WGMMA:           func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers.fresh(
+// WGMMA-COUNT-3:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers(
 // WGMMA-COUNT-8:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.n_major.a_registers(
 // WGMMA:           arith.cmpi uge
 // WGMMA:           arith.cmpi ugt
