@@ -36,11 +36,13 @@ CASES = {
     "head-128-causal-bf16": ((2, 130, 128), (2, 130, 128), (2, 130, 128), "bf16", True),
     "head-96-v80-cross-f16": ((1, 70, 96), (1, 100, 96), (1, 100, 80), "f16", False),
     "head-112-v48-causal-queries-past-keys-bf16": ((1, 100, 112), (1, 40, 112), (1, 40, 48), "bf16", True),
-    # Every head 64: dq and dkv on the warpgroup mma on sm_90 (a key block past every query
-    # streams no query block).
+    # Every head 64 (or below, 128): dq and dkv on the warpgroup mma on sm_90 (a key block
+    # past every query streams no query block).
     "head-64-partial-150-f16": ((1, 150, 64), (1, 150, 64), (1, 150, 64), "f16", False),
     "head-64-causal-keys-past-queries-bf16": ((2, 40, 64), (2, 100, 64), (2, 100, 64), "bf16", True),
     "head-64-causal-queries-past-keys-f16": ((1, 200, 64), (1, 70, 64), (1, 70, 64), "f16", True),
+    "head-128-cross-f16": ((1, 70, 128), (1, 150, 128), (1, 150, 128), "f16", False),
+    "head-128-causal-keys-past-queries-bf16": ((1, 40, 128), (1, 100, 128), (1, 100, 128), "bf16", True),
 }
 SMALL = ("tiny-3x17x16-causal-bf16", "cross-70x130-v32-bf16", "causal-queries-past-keys-f16",
          "causal-keys-past-queries-bf16", "head-96-v80-cross-f16")  # fmt: skip
@@ -201,22 +203,25 @@ def test_flash_grad_ptx_is_accepted_by_ptxas(case, arch):
     ptxas(ptx, arch)
 
 
-WARPGROUP_CASES = [case for case, (q, k, v, *_) in CASES.items() if q[-1] == k[-1] == v[-1] == 64]
+WARPGROUP_CASES = [case for case, (q, k, v, *_) in CASES.items() if q[-1] == k[-1] == v[-1] in (64, 128)]
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_warpgroup_grad_takes_dq_and_dkv_of_head_64(case):
-    """On sm_90 (warpgroup_mma) dq and dkv of heads of 64 run on wgmma: their score products
-    with the resident operand's fragments from registers (one ldmatrix.x4 per 16 of each of
-    the two heads), their sums with p or ds from registers and the streamed operand N-major;
-    the stats kernel and other heads keep mma.sync."""
+def test_warpgroup_grad_takes_dq_and_dkv_of_heads_64_and_128(case):
+    """On sm_90 (warpgroup_mma) dq and dkv of heads of 64 and 128 run on wgmma: their score
+    products with the resident operand's fragments from registers (head 64: one
+    ldmatrix.x4 per 16 of each of the two heads) or from shared memory (128), their sums
+    with p or ds from registers and the streamed operand N-major; the stats kernel and
+    other heads keep mma.sync."""
     functions = [op for op in lower_for_sm90(attention_grad(*CASES[case])).ops if op.name == "func.func"]
     kernels = {str(f.sym_name.data).split("_")[-2]: str(f) for f in functions if "gpu.kernel" in f.attributes}
     assert sorted(kernels) == ["dkv", "dq", "stats"] and "ptx.wgmma" not in kernels["stats"]
+    head = CASES[case][0][-1]
     for part in ("dq", "dkv"):
         if case in WARPGROUP_CASES:
-            assert ".a_registers.fresh" in kernels[part] and ".n_major.a_registers" in kernels[part]
-            assert kernels[part].count("func.call @ptx.ldmatrix") == 2 * 64 // 16
+            scores = ".a_registers.fresh" if head == 64 else f"m64n64k16.f32.{CASES[case][3]}.{CASES[case][3]}.fresh"
+            assert scores in kernels[part] and ".n_major.a_registers" in kernels[part]
+            assert kernels[part].count("func.call @ptx.ldmatrix") == (2 * head // 16 if head == 64 else 0)
             assert "ptx.mma.sync" not in kernels[part] and "gpu.block_size = 128 : i64" in kernels[part]
         else:
             assert "ptx.wgmma" not in kernels[part] and "ptx.mma.sync.aligned.m16n8k16" in kernels[part]

@@ -263,14 +263,14 @@ def mma_template(kind: str, depth: int = 16) -> str:
     return f"mma.sync.aligned.m16n8k{depth}.row.col.f32.{kind}.{kind}.f32 {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, {{$10,$11,$12,$13}};"
 
 
-def wgmma_template(n: int, kind: str, m_major: bool, n_major: bool) -> str:
+def wgmma_template(n: int, kind: str, m_major: bool, n_major: bool, fresh: bool = False) -> str:
     """d (n / 2 f32 registers) += a @ b from shared-memory descriptors $d, $d+1 (a M-major
     when `m_major`, b N-major when `n_major`, else K-major: the transpose bits); the
-    accumulators are tied operands."""
+    accumulators are tied operands, or (`fresh`) d = a @ b, results only (FRESH_WGMMA)."""
     d = n // 2
     registers = ",".join(f"${i}" for i in range(d))
-    return (f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind} {{{registers}}}, ${d}, ${d + 1}, 1, 1, 1, "
-            f"{int(m_major)}, {int(n_major)};")
+    return (f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind} {{{registers}}}, ${d}, ${d + 1}, "
+            f"{int(not fresh)}, 1, 1, {int(m_major)}, {int(n_major)};")
 
 
 def wgmma_registers_a_template(n: int, kind: str, n_major: bool, fresh: bool = False) -> str:
@@ -311,8 +311,9 @@ INLINE_PTX = {
     "wgmma.fence.sync.aligned": "wgmma.fence.sync.aligned;",
     "wgmma.commit_group.sync.aligned": "wgmma.commit_group.sync.aligned;",
     **{f"wgmma.wait_group.sync.aligned.{n}": f"wgmma.wait_group.sync.aligned {n};" for n in range(2)},
-    **{wgmma_instruction(n, kind, m_major, n_major): wgmma_template(n, kind, m_major, n_major)
-       for n in range(8, 257, 8) for kind in ("bf16", "f16") for m_major in (False, True) for n_major in (False, True)},
+    **{wgmma_instruction(n, kind, m_major, n_major) + FRESH_WGMMA * fresh: wgmma_template(n, kind, m_major, n_major, fresh)
+       for n in range(8, 257, 8) for kind in ("bf16", "f16") for m_major in (False, True) for n_major in (False, True)
+       for fresh in (False, True)},
     **{wgmma_instruction(n, kind, False, n_major) + ".a_registers" + FRESH_WGMMA * fresh:
        wgmma_registers_a_template(n, kind, n_major, fresh)
        for n in range(8, 257, 8) for kind in ("bf16", "f16") for n_major in (False, True) for fresh in (False, True)},

@@ -25,7 +25,9 @@ the diagonal run unmasked; only the diagonal and the partial last blocks are mas
 
 Heads up to 64 keep the resident operands' a fragments in registers for the whole loop;
 larger ones (up to 128) read them from shared memory again at each block (held_fragments):
-dkv's two [16 x 128] sums are 128 registers a lane already.
+dkv's two [16 x 128] sums are 128 registers a lane already. On sm_90 (warpgroup_mma) the
+dq and dkv kernels of heads of 64 and 128 run on the warpgroup mma instead
+(flash_attention_grad_wgmma.py, built on this module's Kernel).
 """
 
 from __future__ import annotations
@@ -186,7 +188,7 @@ class Kernel:
         self.element = grad.buffers["dout"][1].element_type
         self.kind = TensorCoreKind(self.element, 16, 2)
         self.head = max(grad.buffers[name][1].get_shape()[-1] for name in ("q", "dout") if name in grad.buffers)
-        self.stream = stream_rows(self.head)
+        self.stream = self.streamed_rows()
         self.per_block = BLOCK // self.stream
         """Streamed blocks per resident block's rows."""
         self.scores = MmaFragments((BLOCK, self.stream), 4, 1)
@@ -198,6 +200,10 @@ class Kernel:
 
     def emit(self) -> None:
         {"stats": self.stats, "dots": self.row_dots, "dq": self.dq, "dkv": self.dkv}[self.grad.part]()
+
+    def streamed_rows(self) -> int:
+        """Rows of a streamed block (stream_rows)."""
+        return stream_rows(self.head)
 
     # Operands and streaming.
 

@@ -1,34 +1,45 @@
 """graph.attention_grad's dq and dkv kernels on sm_90's warpgroup tensor cores (`wgmma.mma_async`).
 
 `lower-tile-to-gpu{warpgroup_mma=true}` lowers the marked dq and dkv kernels
-(flash_attention_grad.py) here when every head is 64: the same blocks (one warpgroup of
-4 warps per 64 resident rows, warp w owning rows 16w .. 16w + 15), the same score
-arithmetic and stores, with each product a warpgroup instruction over the block's 64 rows
-instead of four warps' mma.sync. Both kernels have the forward's shape (its wgmma kernel,
-flash_attention_wgmma.py): two resident operands read once into a fragments, two streamed
-ones whose 64-row blocks pass through four shared stages handed over by mbarriers
-(stage_barriers.py), copies two blocks ahead, every tile in the 128-byte swizzled layout:
+(flash_attention_grad.py) here when every head is 64, or every head 128: the same blocks
+(one warpgroup of 4 warps per 64 resident rows, warp w owning rows 16w .. 16w + 15), the
+same score arithmetic and stores, with each product a warpgroup instruction over the
+block's 64 rows instead of four warps' mma.sync. Both kernels have the forward's shape (its
+wgmma kernel, flash_attention_wgmma.py): two resident operands, two streamed ones whose
+64-row blocks pass through shared stages handed over by mbarriers (stage_barriers.py),
+every tile in the 128-byte swizzled layout (strips of 64 columns):
 
     dq  (resident q, dout; streamed k, v blocks):
-        s = q kᵀ, dp = dout vᵀ        wgmma m64n64k16, a from registers, b K-major
+        s = q kᵀ, dp = dout vᵀ        wgmma m64n64k16, b K-major
         ds = p (dp - D)               p = 2^(t - L log2 e), t = scale · log2(e) · s
         dq += ds k                    ds packed as a fragments, k N-major (transpose bit)
     dkv (resident k, v; streamed q, dout blocks, from the diagonal when causal):
         sᵀ = k qᵀ, dpᵀ = v doutᵀ      as above, L and D of each query column
         dv += pᵀ dout, dk += dsᵀ q    pᵀ and dsᵀ packed, dout and q N-major
 
-Each block's products are waited for within the block (no product in flight across a loop
-iteration: ptxas would serialize the wgmma otherwise). p and ds enter as one 16-bit
-fragment with `attention_p16`, else as high + low fragments (flash_blocks.p_fragments).
-The stats / dots kernel and heads other than 64 keep the mma.sync kernels.
+    per streamed block j:  wait for block j's copies; issue block j + ahead's (into the
+                           stage block j - 1 released); the two score products, waited
+                           for; p and ds; the sums' products, waited for; release j
+
+At head 64 the residents' a fragments are read into registers once (ldmatrix) and the
+score products take a from them; at 128 both operands of a score product come from shared
+memory (descriptors), as dkv's two [64 x 128] sums hold 128 registers a thread. Each
+block's products are waited for within the block: overlapping block j's score products
+with block j - 1's sums (FlashAttention-3's overlap within a warpgroup, as the forward
+does) was measured on an H200 and left out (dq 0.173 -> 0.161 ms, dkv with p16 0.209 ->
+0.220 at 2 x 8 x 4096 x 64 causal: a wash, in 40 more registers). p and ds enter as one
+16-bit fragment with `attention_p16`, else as high + low fragments
+(flash_blocks.p_fragments). The stats / dots kernel and other heads keep the mma.sync
+kernels.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+from xdsl.dialects.builtin import DictionaryAttr, StringAttr, f32
 from xdsl.ir import SSAValue
 
 from strata.dialects import tile
@@ -44,20 +55,51 @@ from strata.lowering.tile_to_gpu.flash_attention_wgmma import packed_p, score_pr
 from strata.lowering.tile_to_gpu.flash_blocks import a_fragments, block_loop, constant
 from strata.lowering.tile_to_gpu.stage_barriers import StagePipeline, barrier_bytes
 from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies
-from strata.lowering.tile_to_gpu.warpgroup_loop import atom_aligned_buffer, n_major_target, wait_for_products
+from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
+from strata.lowering.tile_to_gpu.warpgroup_loop import (
+    FRESH_WGMMA,
+    INSTRUCTION_K,
+    K_TILE,
+    ROW_BYTES,
+    atom_aligned_buffer,
+    moved_descriptor,
+    n_major_target,
+    stepped_descriptor,
+    wait_for_products,
+    wgmma_instruction,
+)
 
-HEAD = 64
-"""Every head of a kernel taken here: one 128-byte swizzled row of 16-bit elements."""
-STAGES = 4
-AHEAD = 2
-"""Streamed blocks between the one in use and the one whose copies are issued."""
-TILE_BYTES = BLOCK * HEAD * 2
+HEADS = (64, 128)
+"""The heads of a kernel taken here (all of its heads the same): whole 128-byte swizzled rows
+of 16-bit elements."""
+HELD_HEAD = 64
+"""The largest head whose resident operands' a fragments are held in registers; past it the
+score products read them from shared memory (descriptors): dkv's two [64 x 128] sums
+take 128 registers a thread already."""
+
+
+@dataclass(frozen=True)
+class Staging:
+    """Shared stages of the streamed blocks and how many blocks ahead of the one in use
+    their copies are issued (at its start: ahead = stages - 1, into the stage the block
+    before released): four stages for heads of 64 (80 KiB with the residents: two blocks
+    an SM), two for 128 (96 KiB, two blocks an SM, where four stages would leave one
+    warpgroup an SM, its tensor cores idle through every block's score arithmetic).
+    Measured on an H200 (2 x 8 x 4096 x 64 causal, split p): copies issued at a block's
+    start three ahead rather than at its end two ahead took dq from 0.173 to 0.152 ms and
+    dkv from 0.276 to 0.261."""
+
+    stages: int
+    ahead: int
+
+
+STAGING = {64: Staging(4, 3), 128: Staging(2, 1)}
 Step = Callable[[SSAValue, list[SSAValue], list[list[list[SSAValue]]], list[SSAValue], bool], list[SSAValue]]
 """body(block, its stage's tile addresses, the residents' a fragments, state, masked) -> state."""
 
 
 def takes(kernel: tile.KernelOp) -> bool:
-    """Whether a marked kernel is a dq or dkv kernel whose heads are all HEAD."""
+    """Whether a marked kernel is a dq or dkv kernel whose heads are all one of HEADS."""
     mark = kernel.attributes[MARK]
     part = mark.data.get("part") if isinstance(mark, DictionaryAttr) else None
     if not (isinstance(part, StringAttr) and part.data in ("dq", "dkv")):
@@ -65,9 +107,10 @@ def takes(kernel: tile.KernelOp) -> bool:
     views = {op.buffer: row_view(op.result.type) for op in kernel.body.block.ops if isinstance(op, tile.MakeTensorViewOp)}
     args = kernel.body.block.args
     names = ARGUMENTS[part.data]
-    return len(args) == len(names) and all(
-        arg in views and (name in ("lse", "dots") or views[arg].get_shape()[-1] == HEAD) for name, arg in zip(names, args)
-    )
+    if len(args) != len(names) or any(arg not in views for arg in args):
+        return False
+    heads = {views[arg].get_shape()[-1] for name, arg in zip(names, args) if name not in ("lse", "dots")}
+    return len(heads) == 1 and heads <= set(HEADS)
 
 
 class WarpgroupFlashGradLowering(FlashAttentionGradLowering):
@@ -85,6 +128,10 @@ class WarpgroupKernel(Kernel):
     def emit(self) -> None:
         {"dq": self.dq, "dkv": self.dkv}[self.grad.part]()
 
+    def streamed_rows(self) -> int:
+        """Streamed blocks of BLOCK rows at every head (the stages fit sm_90's shared memory)."""
+        return BLOCK
+
     def pipelined(self, resident_names: tuple[str, str], stream_names: tuple[str, str], first: SSAValue,
                   end: SSAValue, ranges: list[tuple[SSAValue, SSAValue, bool]], state: list[SSAValue],
                   body: Step) -> list[SSAValue]:
@@ -96,15 +143,17 @@ class WarpgroupKernel(Kernel):
         k = self.k
         residents = [self.operand(name, True) for name in resident_names]
         streams = [self.operand(name, False) for name in stream_names]
-        stage_bytes = len(streams) * TILE_BYTES
-        barriers_at = (len(residents) + STAGES * len(streams)) * TILE_BYTES
-        base = atom_aligned_buffer(k, barriers_at + barrier_bytes(STAGES), self.element)
-        pipeline = StagePipeline(k, k.add(base, k.index(barriers_at)), STAGES)
+        head, staging = self.head, STAGING[self.head]
+        tile_bytes = BLOCK * head * 2
+        stage_bytes = len(streams) * tile_bytes
+        barriers_at = (len(residents) + staging.stages * len(streams)) * tile_bytes
+        base = atom_aligned_buffer(k, barriers_at + barrier_bytes(staging.stages), self.element)
+        pipeline = StagePipeline(k, k.add(base, k.index(barriers_at)), staging.stages)
         count = k.emit(arith.SubiOp(end, first))
 
         def stage_tiles(stage: SSAValue) -> list[SSAValue]:
-            start = k.add(base, k.add(k.index(len(residents) * TILE_BYTES), k.mul(stage, k.index(stage_bytes))))
-            return [k.add(start, k.index(n * TILE_BYTES)) for n in range(len(streams))]
+            start = k.add(base, k.add(k.index(len(residents) * tile_bytes), k.mul(stage, k.index(stage_bytes))))
+            return [k.add(start, k.index(n * tile_bytes)) for n in range(len(streams))]
 
         def copies(block: SSAValue) -> Callable[[SSAValue], None]:
             def issue(stage: SSAValue) -> None:
@@ -117,24 +166,23 @@ class WarpgroupKernel(Kernel):
             k.guarded(k.emit(arith.CmpiOp(step, count, "ult")), lambda: pipeline.fill(step, copies(k.add(first, step))))
 
         pipeline.initialize()
-        resident_tiles = [k.add(base, k.index(n * TILE_BYTES)) for n in range(len(residents))]
+        resident_tiles = [k.add(base, k.index(n * tile_bytes)) for n in range(len(residents))]
         for resident, tile_base in zip(residents, resident_tiles):
             issue_copies(k, resident, k.index(0), n_major_target(k, tile_base, BLOCK))
         last = k.emit(arith.SubiOp(self.blocks(operand_rows(streams[0])), k.index(1)))
         pipeline.fill(k.index(0), copies(k.emit(arith.MinUIOp(first, last))))
-        for ahead in range(1, AHEAD):
+        for ahead in range(1, staging.ahead):
             fill(k.index(ahead))
         pipeline.acquire(k.index(0))
-        fragments = [a_fragments(k, n_major_target(k, tile_base, BLOCK), k.add(self.warp_row, self.lane_row),
-                                 self.lane_column, HEAD) for tile_base in resident_tiles]  # fmt: skip
+        residents_a = self.resident_a(resident_tiles)
 
         def streamed(masked: bool) -> Callable[[SSAValue, list[SSAValue]], list[SSAValue]]:
             def step(block: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
                 relative = k.emit(arith.SubiOp(block, first))
                 pipeline.acquire(relative)
-                carried = body(block, stage_tiles(pipeline.stage(relative)), fragments, carried, masked)
+                fill(k.add(relative, k.index(staging.ahead)))
+                carried = body(block, stage_tiles(pipeline.stage(relative)), residents_a, carried, masked)
                 pipeline.release(relative)
-                fill(k.add(relative, k.index(AHEAD)))
                 return carried
 
             return step
@@ -145,11 +193,22 @@ class WarpgroupKernel(Kernel):
         # loops' merged results and would inject a wait of its own (C7517): an empty one here.
         return wait_for_products(k, 0, state)
 
-    def square_products(self, fragments: list[list[list[SSAValue]]], tiles: list[SSAValue]) -> tuple[list[SSAValue], ...]:
-        """The two [64 x 64] score-like products of the residents' fragments with the
+    def resident_a(self, tiles: list[SSAValue]) -> list[list[list[SSAValue]] | SSAValue]:
+        """Per resident tile, the a operand of its score products: its a fragments, read
+        into registers once (heads up to HELD_HEAD), or the tile's shared address."""
+        if self.head > HELD_HEAD:
+            return tiles
+        return [a_fragments(self.k, n_major_target(self.k, tile_base, BLOCK), self.k.add(self.warp_row, self.lane_row),
+                            self.lane_column, self.head) for tile_base in tiles]  # fmt: skip
+
+    def square_products(self, residents_a: list[list[list[SSAValue]] | SSAValue],
+                        tiles: list[SSAValue]) -> tuple[list[SSAValue], ...]:
+        """The two [64 x 64] score-like products of the residents (resident_a) with the
         stage's tiles (resident n with streamed n, transposed), done."""
         k = self.k
-        issued = [score_products(k, self.element, a, tile_base, HEAD, BLOCK) for a, tile_base in zip(fragments, tiles)]
+        issued = [score_products(k, self.element, a, tile_base, self.head, BLOCK) if isinstance(a, list)
+                  else shared_score_products(k, self.element, a, tile_base, self.head)
+                  for a, tile_base in zip(residents_a, tiles)]  # fmt: skip
         done = wait_for_products(k, 0, [value for products in issued for value in products])
         return done[: len(issued[0])], done[len(issued[0]):]
 
@@ -162,9 +221,9 @@ class WarpgroupKernel(Kernel):
         def step(block: SSAValue, tiles: list[SSAValue], fragments, sums: list[SSAValue], masked: bool) -> list[SSAValue]:
             s, dp = self.square_products(fragments, tiles)
             ds = packed_p(k, self.element, grad.p16, self.query_terms(s, dp, block, masked, lse, dots)[1])
-            return wait_for_products(k, 0, value_products(k, self.element, ds, tiles[0], HEAD, BLOCK, sums))
+            return wait_for_products(k, 0, value_products(k, self.element, ds, tiles[0], self.head, BLOCK, sums))
 
-        sums = [constant(k, 0.0)] * (HEAD // 2)
+        sums = [constant(k, 0.0)] * (self.head // 2)
         ranges = [(zero, unmasked, False), (unmasked, key_blocks, True)]
         sums = self.pipelined(("q", "dout"), ("k", "v"), zero, key_blocks, ranges, sums, step)
         self.store("dq", sums, grad.scale, grad.queries)
@@ -176,13 +235,13 @@ class WarpgroupKernel(Kernel):
         if grad.causal:  # from the first query block that sees this block's first key
             first = k.emit(arith.MinUIOp(self.block, query_blocks))
             diagonal_end = k.emit(arith.MinUIOp(k.add(first, k.index(1)), query_blocks))
-        half = HEAD // 2
+        half = self.head // 2
 
         def step(block: SSAValue, tiles: list[SSAValue], fragments, sums: list[SSAValue], masked: bool) -> list[SSAValue]:
             s, dp = self.square_products(fragments, tiles)
             p, ds = (packed_p(k, self.element, grad.p16, terms) for terms in self.key_terms(s, dp, block, masked))
-            dk = value_products(k, self.element, ds, tiles[0], HEAD, BLOCK, sums[:half])
-            dv = value_products(k, self.element, p, tiles[1], HEAD, BLOCK, sums[half:])
+            dk = value_products(k, self.element, ds, tiles[0], self.head, BLOCK, sums[:half])
+            dv = value_products(k, self.element, p, tiles[1], self.head, BLOCK, sums[half:])
             return wait_for_products(k, 0, [*dk, *dv])
 
         sums = [constant(k, 0.0)] * (2 * half)
@@ -190,6 +249,26 @@ class WarpgroupKernel(Kernel):
         sums = self.pipelined(("k", "v"), ("q", "dout"), first, query_blocks, ranges, sums, step)
         self.store("dk", sums[:half], grad.scale, grad.keys)
         self.store("dv", sums[half:], 1.0, grad.keys)
+
+
+def shared_score_products(k: GpuKernelLowering, element, a_base: SSAValue, b_base: SSAValue,
+                          depth: int) -> list[SSAValue]:
+    """The [64 x 64] product of two swizzled [64 x depth] tiles in shared memory, the second
+    transposed (both K-major, k16 step i in strip i // 4, 32 bytes per step in it), left
+    in flight."""
+    a_first, step_bytes = stepped_descriptor(k, a_base, True, BLOCK)
+    b_first, _ = stepped_descriptor(k, b_base, True, BLOCK)
+    instruction = wgmma_instruction(BLOCK, element, False, False)
+    sums: list[SSAValue] = []
+    k.inline_ptx("wgmma.fence.sync.aligned", [])
+    for step in range(depth // INSTRUCTION_K):
+        strip, inside = divmod(step, K_TILE // INSTRUCTION_K)
+        offset = strip * BLOCK * ROW_BYTES + inside * step_bytes
+        name = instruction if sums else instruction + FRESH_WGMMA
+        operands = [moved_descriptor(k, a_first, offset), moved_descriptor(k, b_first, offset), *sums]
+        sums = k.inline_ptx(name, operands, BLOCK // 2, f32)
+    k.inline_ptx("wgmma.commit_group.sync.aligned", [])
+    return sums
 
 
 def operand_rows(operand: Operand) -> int:

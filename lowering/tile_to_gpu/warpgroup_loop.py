@@ -67,7 +67,7 @@ MAX_COLUMNS = 256
 SWIZZLE_128B = 1 << 62
 """The descriptor's swizzle mode field (bits 62-63) for the 128-byte swizzle."""
 FRESH_WGMMA = ".fresh"
-"""The suffix of a warpgroup mma (a from registers) that starts a sum, d = a @ b, instead of
+"""The suffix of a warpgroup mma that starts a sum, d = a @ b, instead of
 adding to one: its accumulators are results only, so no zeros are moved into them first
 (ptxas reads such moves, between the products of one group and the next, as a use of
 registers in flight and injects a wait, C7517)."""

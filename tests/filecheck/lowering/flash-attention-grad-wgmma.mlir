@@ -1,6 +1,7 @@
 // The flash backward on sm_90 (gpu-pipeline{warpgroup_mma=true}; tile_to_gpu/
-// flash_attention_grad_wgmma.py): with every head 64, the dq and dkv kernels run their
-// products on the warpgroup mma, one warpgroup (128 threads) per 64 resident rows. Shared
+// flash_attention_grad_wgmma.py): with every head 64 (or every head 128), the dq and dkv
+// kernels run their products on the warpgroup mma, one warpgroup (128 threads) per 64
+// resident rows. Head 64's shared
 // memory: the two resident [64 x 64] bf16 tiles and four stages of the two streamed ones
 // (10 x 8192 bytes), the stages' 8 mbarriers (64 bytes) and 1008 bytes of alignment slack
 // for the 1024-aligned swizzled base: 82992 bytes. One block barrier (after the mbarriers'
@@ -8,8 +9,7 @@
 // per streamed block two score products (the first of each starts its sum: `fresh`, no
 // zeros moved into registers in flight) waited for together, then the block's sums with
 // p / ds as a fragments (high and low: 8 products per 64 rows) and the streamed tile
-// N-major, waited for before the stage is released. The stats kernel, and heads other
-// than 64, keep mma.sync.
+// N-major, waited for before the stage is released. The stats kernel keeps mma.sync.
 // RUN: strata-opt %s -p "gpu-pipeline{warpgroup_mma=true}" | filecheck %s
 
 func.func @head64(%q: tensor<1x100x64xbf16>, %k: tensor<1x100x64xbf16>, %v: tensor<1x100x64xbf16>, %o: tensor<1x100x64xbf16>, %do: tensor<1x100x64xbf16>) -> (tensor<1x100x64xbf16>, tensor<1x100x64xbf16>, tensor<1x100x64xbf16>) {
@@ -73,9 +73,23 @@ func.func @head128(%q: tensor<1x100x128xbf16>, %k: tensor<1x100x128xbf16>, %v: t
 // CHECK-NEXT:      func.call @ptx.wgmma.wait_group.sync.aligned.0.x64(
 // CHECK:           func.call @ptx.mbarrier.arrive.shared.b64
 
+// Head 128: two stages (2 x 16384 + 2 x 32768 bytes, 4 mbarriers, the slack); the score
+// products read both operands from shared memory (8 k16 steps of descriptors: no
+// ldmatrix), the sums are m64n128k16.
 // CHECK-LABEL: func.func @head128_attention_grad_dq_1(
-// CHECK-NOT:     wgmma
-// CHECK:         mma.sync.aligned.m16n8k16
+// CHECK-SAME:    gpu.dynamic_shared_bytes = 99344 : i64
+// CHECK-COUNT-4: func.call @ptx.mbarrier.init.shared.b64
+// CHECK-NOT:     ldmatrix
+// CHECK:         scf.for
+// CHECK:           func.call @ptx.wgmma.fence.sync.aligned()
+// CHECK-NEXT:      func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.fresh(
+// CHECK-COUNT-7:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16(
+// CHECK:           func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major.a_registers(
+// CHECK-NOT:     mma.sync
+// CHECK:         func.return
 // CHECK-LABEL: func.func @head128_attention_grad_dkv_2(
-// CHECK-NOT:     wgmma
-// CHECK:         mma.sync.aligned.m16n8k16
+// CHECK-SAME:    gpu.dynamic_shared_bytes = 99344 : i64
+// CHECK-NOT:     ldmatrix
+// CHECK:         func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major.a_registers(
+// CHECK-NOT:     mma.sync
+// CHECK:         func.return
