@@ -57,6 +57,12 @@ FLASH_GRAD_HEADS = tuple(range(16, 129, 16))
 too few registers)."""
 
 
+def empty_attention(q: TensorType, v: TensorType) -> bool:
+    """No queries, no keys or an empty head: the empty-softmax identity, which no flash
+    kernel takes."""
+    return 0 in shape_of(q)[-2:] + shape_of(v)[-2:]
+
+
 def flash_shaped(q: TensorType, v: TensorType, heads: tuple[int, ...] = FLASH_HEADS) -> bool:
     """Whether attention of these q and v types is one the GPU's flash kernels take: 16-bit
     elements, head sizes in `heads` (their strides are checked when kernels are built)."""

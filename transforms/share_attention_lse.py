@@ -35,8 +35,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from strata.dialects import graph
-from strata.dialects.graph_base import shape_of
-from strata.transforms.expand_attention_grad import FLASH_GRAD_HEADS, flash_shaped
+from strata.transforms.expand_attention_grad import FLASH_GRAD_HEADS, empty_attention, flash_shaped
 
 
 def forward_of(grad: graph.AttentionGradOp) -> graph.AttentionOp | graph.AttentionLseOp | None:
@@ -70,8 +69,8 @@ class ShareAttentionLsePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for grad in [o for o in op.walk() if isinstance(o, graph.AttentionGradOp)]:
             forward = forward_of(grad)
-            empty = 0 in shape_of(grad.q.type)[-2:] + shape_of(grad.v.type)[-2:]
-            if grad.lse is not None or forward is None or empty or not flash_shaped(grad.q.type, grad.v.type, FLASH_GRAD_HEADS):
+            q, v = grad.q.type, grad.v.type
+            if grad.lse is not None or forward is None or empty_attention(q, v) or not flash_shaped(q, v, FLASH_GRAD_HEADS):
                 continue
             if isinstance(forward, graph.AttentionOp):
                 forward = with_lse(forward)

@@ -36,14 +36,14 @@ from xdsl.ir import Block, SSAValue
 
 from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
-from strata.dialects.opinfo import op_info, register_tile_lowering
+from strata.dialects.opinfo import register_tile_lowering
 from strata.dialects.tile_types import TILE_BYTES_BUDGET, TensorViewType, element_bytes
 from strata.lowering.graph_to_tile.matmul import matmul_kernel, pretransposed
 from strata.lowering.graph_to_tile.program import ProgramLowering
 from strata.lowering.graph_to_tile.rows import softmax_kernel
 from strata.lowering.scalar_rules import Emitter
 from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, next_power_of_two
-from strata.transforms.expand_attention_grad import expanded_lse, flash_shaped
+from strata.transforms.expand_attention_grad import empty_attention, expanded_lse, flash_shaped
 from strata.transforms.vjp_context import GraphEmitter
 
 QUERY_BLOCK = 64
@@ -61,7 +61,7 @@ Attention = graph.AttentionOp | graph.AttentionLseOp
 def lower_attention(op: Attention, p: ProgramLowering) -> None:
     if flash_taken(op, p):
         fused_kernel(op, p, flash=True)
-    elif not p.cost.fused_attention or empty_attention(op) or not fused_tiles_fit(op):
+    elif not p.cost.fused_attention or empty_attention(op.q.type, op.v.type) or not fused_tiles_fit(op):
         three_kernels(op, p)
         if isinstance(op, graph.AttentionLseOp):
             bind_expanded_lse(op, p)
@@ -71,24 +71,12 @@ def lower_attention(op: Attention, p: ProgramLowering) -> None:
 
 def bind_expanded_lse(op: graph.AttentionLseOp, p: ProgramLowering) -> None:
     """The log-sum-exp as its expansion in graph ops, each lowered by its own rule."""
-    built = []
-    lse = expanded_lse(GraphEmitter(built.append), op)
-    for piece in built:
-        op_info(piece).tile_lowering(piece, p)
-    if p.is_view(lse):
-        p.bind_view(op.lse, p.buffer_of(lse), p.view_of(lse).get_strides(), p.view_of(lse).offset.data)
-    else:
-        p.bind(op.lse, p.buffer_of(lse))
-
-
-def empty_attention(op: Attention) -> bool:
-    """No keys (or no queries): the empty-softmax identity the three kernels implement."""
-    return 0 in shape_of(op.q.type)[-2:] + shape_of(op.v.type)[-2:]
+    p.lower_expansion([op.lse], lambda add: [expanded_lse(GraphEmitter(add), op)])
 
 
 def flash_taken(op: Attention, p: ProgramLowering) -> bool:
     """Whether the op becomes the kernel marked for the GPU's flash kernel."""
-    return p.cost.flash_attention and not empty_attention(op) and flash_eligible(op, p)
+    return p.cost.flash_attention and not empty_attention(op.q.type, op.v.type) and flash_eligible(op, p)
 
 
 def flash_eligible(op: Attention, p: ProgramLowering) -> bool:

@@ -33,7 +33,7 @@ from xdsl.ir import SSAValue
 
 from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
-from strata.dialects.opinfo import op_info, register_tile_lowering
+from strata.dialects.opinfo import register_tile_lowering
 from strata.dialects.tile_types import TensorViewType
 from strata.lowering.graph_to_tile.attention import (
     STATS_BLOCK,
@@ -49,7 +49,7 @@ from strata.lowering.graph_to_tile.attention import (
 from strata.lowering.graph_to_tile.program import ProgramLowering
 from strata.lowering.scalar_rules import Emitter
 from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, next_power_of_two
-from strata.transforms.expand_attention_grad import FLASH_GRAD_HEADS, expanded, flash_shaped
+from strata.transforms.expand_attention_grad import FLASH_GRAD_HEADS, empty_attention, expanded, flash_shaped
 from strata.transforms.vjp_context import GraphEmitter
 
 BLOCK = STATS_BLOCK
@@ -59,9 +59,9 @@ MARK = "tile.flash_attention_grad"
 
 @register_tile_lowering(graph.AttentionGradOp)
 def lower_attention_grad(op: graph.AttentionGradOp, p: ProgramLowering) -> None:
-    empty = 0 in shape_of(op.q.type)[-2:] + shape_of(op.v.type)[-2:]
     if (
-        p.cost.flash_attention and not empty and flash_shaped(op.q.type, op.v.type, FLASH_GRAD_HEADS)
+        p.cost.flash_attention and not empty_attention(op.q.type, op.v.type)
+        and flash_shaped(op.q.type, op.v.type, FLASH_GRAD_HEADS)
         and rows_of_chunks(p, op.operands[:5])
     ):  # fmt: skip
         FlashGradKernels(op, p).lower()
@@ -72,15 +72,7 @@ def lower_attention_grad(op: graph.AttentionGradOp, p: ProgramLowering) -> None:
 def lower_expanded(op: graph.AttentionGradOp, p: ProgramLowering) -> None:
     """The op's expansion into graph ops, each lowered by its own rule (in the 16-bit type
     where the flash kernels are on: the GPU's tensor cores; see expanded)."""
-    built = []
-    results = expanded(GraphEmitter(built.append), op, widen=not p.cost.flash_attention)
-    for piece in built:
-        op_info(piece).tile_lowering(piece, p)
-    for gradient, value in zip(op.results, results):
-        if p.is_view(value):
-            p.bind_view(gradient, p.buffer_of(value), p.view_of(value).get_strides(), p.view_of(value).offset.data)
-        else:
-            p.bind(gradient, p.buffer_of(value))
+    p.lower_expansion(op.results, lambda add: expanded(GraphEmitter(add), op, widen=not p.cost.flash_attention))
 
 
 def padded_lse(lse: SSAValue, p: ProgramLowering) -> bool:

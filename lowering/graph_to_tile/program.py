@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from strata.dialects import graph, tile
+from strata.dialects import tile
 from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import op_info
 from strata.dialects.tile_types import TensorViewType, element_bytes
@@ -89,6 +89,26 @@ class ProgramLowering:
         self.buffers[value] = buffer
         self.strides[value] = tuple(strides)
         self.offsets[value] = offset
+
+    def bind_like(self, value: SSAValue, other: SSAValue) -> None:
+        """Binds `value` where `other` lies: its buffer, or its view of one."""
+        if self.is_view(other):
+            view = self.view_of(other)
+            self.bind_view(value, self.buffer_of(other), view.get_strides(), view.offset.data)
+        else:
+            self.bind(value, self.buffer_of(other))
+
+    def lower_expansion(self, values: Sequence[SSAValue],
+                        expand: Callable[[Callable[[Operation], None]], Sequence[SSAValue]]) -> None:
+        """An op lowered as its expansion into graph ops: expand(add) builds them, passing
+        each to add, and returns the values that stand for `values`; each built op is
+        lowered by its own rule and `values` are bound where those results lie."""
+        built: list[Operation] = []
+        results = expand(built.append)
+        for piece in built:
+            op_info(piece).tile_lowering(piece, self)
+        for value, result in zip(values, results, strict=True):
+            self.bind_like(value, result)
 
     def concat_buffer(self, concat: Operation) -> SSAValue:
         """The output buffer of a concat, created by the first of its inputs placed in it."""
