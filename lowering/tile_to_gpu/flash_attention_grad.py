@@ -26,7 +26,7 @@ the diagonal run unmasked; only the diagonal and the partial last blocks are mas
 Heads up to 64 keep the resident operands' a fragments in registers for the whole loop;
 larger ones (up to 128) read them from shared memory again at each block (held_fragments):
 dkv's two [16 x 128] sums are 128 registers a lane already. On sm_90 (warpgroup_mma) the
-dq and dkv kernels of heads of 64 and 128 run on the warpgroup mma instead
+stats, dq and dkv kernels of heads of 64 and 128 run on the warpgroup mma instead
 (flash_attention_grad_wgmma.py, built on this module's Kernel).
 """
 
@@ -345,10 +345,16 @@ class Kernel:
 
         state = [minus_infinity, minus_infinity, nothing, nothing]
         state = self.loop(k.index(0), unmasked, state, issue, body(False))
-        state = self.loop(unmasked, key_blocks, state, issue, body(True))
+        self.store_stats(self.loop(unmasked, key_blocks, state, issue, body(True)))
+
+    def store_stats(self, state: list[SSAValue]) -> None:
+        """L of this lane's rows from their online softmax's state (two row maxima, two
+        per-lane sums), then D of the block's rows."""
+        k = self.k
         totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in state[2:]]
         lse = [log_sum_exp(k, largest, total) for largest, total in zip(state[:2], totals)]
-        store_row_stats(k, grad.buffers["lse"], lse, self.rows, self.thread_in_group, self.batch_ids, grad.queries)
+        store_row_stats(k, self.grad.buffers["lse"], lse, self.rows, self.thread_in_group, self.batch_ids,
+                        self.grad.queries)
         self.row_dots()
 
     def store_stat(self, name: str, query: SSAValue, value: SSAValue) -> None:

@@ -1,10 +1,10 @@
-"""graph.attention_grad's dq and dkv kernels on sm_90's warpgroup tensor cores (`wgmma.mma_async`).
+"""graph.attention_grad's kernels on sm_90's warpgroup tensor cores (`wgmma.mma_async`).
 
-`lower-tile-to-gpu{warpgroup_mma=true}` lowers the marked dq and dkv kernels
+`lower-tile-to-gpu{warpgroup_mma=true}` lowers the marked stats, dq and dkv kernels
 (flash_attention_grad.py) here when every head is 64, or every head 128: the same blocks
 (one warpgroup of 4 warps per 64 resident rows, warp w owning rows 16w .. 16w + 15), the
 same score arithmetic and stores, with each product a warpgroup instruction over the
-block's 64 rows instead of four warps' mma.sync. Both kernels have the forward's shape (its
+block's 64 rows instead of four warps' mma.sync. dq and dkv have the forward's shape (its
 wgmma kernel, flash_attention_wgmma.py): two resident operands, two streamed ones whose
 64-row blocks pass through shared stages handed over by mbarriers (stage_barriers.py),
 every tile in the 128-byte swizzled layout (strips of 64 columns):
@@ -29,8 +29,9 @@ with block j - 1's sums (FlashAttention-3's overlap within a warpgroup, as the f
 does) was measured on an H200 and left out (dq 0.173 -> 0.161 ms, dkv with p16 0.209 ->
 0.220 at 2 x 8 x 4096 x 64 causal: a wash, in 40 more registers). p and ds enter as one
 16-bit fragment with `attention_p16`, else as high + low fragments
-(flash_blocks.p_fragments). The stats / dots kernel and other heads keep the mma.sync
-kernels.
+(flash_blocks.p_fragments). The stats kernel (L and D, where the forward's L is not
+shared) runs its score products here too, s = q kᵀ through the online softmax without
+p v; the dots kernel and other heads keep the mma.sync kernels.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from strata.lowering.tile_to_gpu.flash_attention_grad import (
     row_view,
 )
 from strata.lowering.tile_to_gpu.flash_attention_wgmma import packed_p, score_products, value_products
-from strata.lowering.tile_to_gpu.flash_blocks import a_fragments, block_loop, constant
+from strata.lowering.tile_to_gpu.flash_blocks import a_fragments, block_loop, constant, online_softmax_rows
 from strata.lowering.tile_to_gpu.stage_barriers import StagePipeline, barrier_bytes
 from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies
 from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
@@ -75,7 +76,8 @@ of 16-bit elements."""
 HELD_HEAD = 64
 """The largest head whose resident operands' a fragments are held in registers; past it the
 score products read them from shared memory (descriptors): dkv's two [64 x 128] sums
-take 128 registers a thread already."""
+take 128 registers a thread already. Measured on an H200 and left out: dq at head 128 with
+its fragments held (249 registers) ran 0.266 ms against 0.252 (2 x 8 x 4096 causal)."""
 
 
 @dataclass(frozen=True)
@@ -99,10 +101,10 @@ Step = Callable[[SSAValue, list[SSAValue], list[list[list[SSAValue]]], list[SSAV
 
 
 def takes(kernel: tile.KernelOp) -> bool:
-    """Whether a marked kernel is a dq or dkv kernel whose heads are all one of HEADS."""
+    """Whether a marked kernel is a stats, dq or dkv kernel whose heads are all one of HEADS."""
     mark = kernel.attributes[MARK]
     part = mark.data.get("part") if isinstance(mark, DictionaryAttr) else None
-    if not (isinstance(part, StringAttr) and part.data in ("dq", "dkv")):
+    if not (isinstance(part, StringAttr) and part.data in ("stats", "dq", "dkv")):
         return False
     views = {op.buffer: row_view(op.result.type) for op in kernel.body.block.ops if isinstance(op, tile.MakeTensorViewOp)}
     args = kernel.body.block.args
@@ -114,7 +116,7 @@ def takes(kernel: tile.KernelOp) -> bool:
 
 
 class WarpgroupFlashGradLowering(FlashAttentionGradLowering):
-    """A marked dq or dkv kernel (takes) lowered as the module docstring's kernel."""
+    """A marked stats, dq or dkv kernel (takes) lowered as the module docstring's kernel."""
 
     def lower_body(self) -> None:
         self.warpgroup_mma_used = True
@@ -122,17 +124,17 @@ class WarpgroupFlashGradLowering(FlashAttentionGradLowering):
 
 
 class WarpgroupKernel(Kernel):
-    """The dq and dkv parts on the warpgroup mma; the lanes' layout and the score
+    """The stats, dq and dkv parts on the warpgroup mma; the lanes' layout and the score
     arithmetic are the mma.sync kernel's (a wgmma accumulator repeats its fragments)."""
 
     def emit(self) -> None:
-        {"dq": self.dq, "dkv": self.dkv}[self.grad.part]()
+        {"stats": self.stats, "dq": self.dq, "dkv": self.dkv}[self.grad.part]()
 
     def streamed_rows(self) -> int:
         """Streamed blocks of BLOCK rows at every head (the stages fit sm_90's shared memory)."""
         return BLOCK
 
-    def pipelined(self, resident_names: tuple[str, str], stream_names: tuple[str, str], first: SSAValue,
+    def pipelined(self, resident_names: tuple[str, ...], stream_names: tuple[str, ...], first: SSAValue,
                   end: SSAValue, ranges: list[tuple[SSAValue, SSAValue, bool]], state: list[SSAValue],
                   body: Step) -> list[SSAValue]:
         """Copies the resident tiles, then streams the blocks first .. end (of the streamed
@@ -202,15 +204,30 @@ class WarpgroupKernel(Kernel):
                             self.lane_column, self.head) for tile_base in tiles]  # fmt: skip
 
     def square_products(self, residents_a: list[list[list[SSAValue]] | SSAValue],
-                        tiles: list[SSAValue]) -> tuple[list[SSAValue], ...]:
-        """The two [64 x 64] score-like products of the residents (resident_a) with the
-        stage's tiles (resident n with streamed n, transposed), done."""
+                        tiles: list[SSAValue]) -> list[list[SSAValue]]:
+        """The [64 x 64] score-like products of each resident (resident_a) with the stage's
+        tile of the same place (resident n with streamed n, transposed), done."""
         k = self.k
         issued = [score_products(k, self.element, a, tile_base, self.head, BLOCK) if isinstance(a, list)
                   else shared_score_products(k, self.element, a, tile_base, self.head)
                   for a, tile_base in zip(residents_a, tiles)]  # fmt: skip
         done = wait_for_products(k, 0, [value for products in issued for value in products])
-        return done[: len(issued[0])], done[len(issued[0]):]
+        return [done[n * BLOCK // 2: (n + 1) * BLOCK // 2] for n in range(len(issued))]
+
+    def stats(self) -> None:
+        k = self.k
+        key_blocks, unmasked = self.key_blocks()
+        zero = k.index(0)
+
+        def step(block: SSAValue, tiles: list[SSAValue], q_a, state: list[SSAValue], masked: bool) -> list[SSAValue]:
+            t = self.query_scores(self.square_products(q_a, tiles)[0], block, masked)
+            largest, totals, _, _ = online_softmax_rows(k, t, state[:2], state[2:])
+            return [*largest, *totals]
+
+        minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
+        ranges = [(zero, unmasked, False), (unmasked, key_blocks, True)]
+        state = [minus_infinity, minus_infinity, nothing, nothing]
+        self.store_stats(self.pipelined(("q",), ("k",), zero, key_blocks, ranges, state, step))
 
     def dq(self) -> None:
         k, grad = self.k, self.grad

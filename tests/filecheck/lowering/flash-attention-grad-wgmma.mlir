@@ -9,7 +9,7 @@
 // per streamed block two score products (the first of each starts its sum: `fresh`, no
 // zeros moved into registers in flight) waited for together, then the block's sums with
 // p / ds as a fragments (high and low: 8 products per 64 rows) and the streamed tile
-// N-major, waited for before the stage is released. The stats kernel keeps mma.sync.
+// N-major, waited for before the stage is released.
 // RUN: strata-opt %s -p "gpu-pipeline{warpgroup_mma=true}" | filecheck %s
 
 func.func @head64(%q: tensor<1x100x64xbf16>, %k: tensor<1x100x64xbf16>, %v: tensor<1x100x64xbf16>, %o: tensor<1x100x64xbf16>, %do: tensor<1x100x64xbf16>) -> (tensor<1x100x64xbf16>, tensor<1x100x64xbf16>, tensor<1x100x64xbf16>) {
@@ -22,9 +22,21 @@ func.func @head128(%q: tensor<1x100x128xbf16>, %k: tensor<1x100x128xbf16>, %v: t
   func.return %dq, %dk, %dv : tensor<1x100x128xbf16>, tensor<1x100x128xbf16>, tensor<1x100x128xbf16>
 }
 
+// stats: q resident (four stages of k: 5 x 8192 bytes, mbarriers, slack), s = q kᵀ, the
+// online softmax's maxima and sums, no p v.
 // CHECK-LABEL: func.func @head64_attention_grad_stats_0(
-// CHECK-NOT:     wgmma
-// CHECK:         mma.sync.aligned.m16n8k16
+// CHECK-SAME:    gpu.dynamic_shared_bytes = 42032 : i64
+// CHECK-COUNT-4: func.call @ptx.ldmatrix.sync.aligned.m8n8.x4.shared.b16(
+// CHECK:         scf.for
+// CHECK:           func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers.fresh(
+// CHECK-COUNT-3:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.a_registers(
+// CHECK-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
+// CHECK-NEXT:      func.call @ptx.wgmma.wait_group.sync.aligned.0.x32(
+// CHECK:           func.call @ptx.ex2.approx.ftz.f32
+// CHECK-NOT:       n_major
+// CHECK:           scf.yield
+// CHECK-NOT:     mma.sync
+// CHECK:         func.return
 
 // dq: s = q kᵀ and dp = dout vᵀ, then dq += ds k (k N-major).
 // CHECK-LABEL: func.func @head64_attention_grad_dq_1(
