@@ -324,7 +324,7 @@ class Kernel:
     # The parts.
 
     def stats(self) -> None:
-        k, grad = self.k, self.grad
+        k = self.k
         q, keys = self.operand("q", True), self.operand("k", False)
         self.resident([q])
         key_blocks, unmasked = self.key_blocks()
