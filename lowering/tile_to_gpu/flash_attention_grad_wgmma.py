@@ -52,11 +52,11 @@ from strata.lowering.tile_to_gpu.flash_attention_grad import (
     Kernel,
     row_view,
 )
-from strata.lowering.tile_to_gpu.flash_attention_wgmma import packed_p, score_products, value_products
+from strata.lowering.tile_to_gpu.flash_attention_wgmma import HEADS, packed_p, score_products, value_products
 from strata.lowering.tile_to_gpu.flash_blocks import a_fragments, block_loop, constant, online_softmax_rows
+from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
 from strata.lowering.tile_to_gpu.stage_barriers import StagePipeline, barrier_bytes
 from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies
-from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
 from strata.lowering.tile_to_gpu.warpgroup_loop import (
     FRESH_WGMMA,
     INSTRUCTION_K,
@@ -70,9 +70,6 @@ from strata.lowering.tile_to_gpu.warpgroup_loop import (
     wgmma_instruction,
 )
 
-HEADS = (64, 128)
-"""The heads of a kernel taken here (all of its heads the same): whole 128-byte swizzled rows
-of 16-bit elements."""
 HELD_HEAD = 64
 """The largest head whose resident operands' a fragments are held in registers; past it the
 score products read them from shared memory (descriptors): dkv's two [64 x 128] sums
@@ -96,12 +93,15 @@ class Staging:
 
 
 STAGING = {64: Staging(4, 3), 128: Staging(2, 1)}
-Step = Callable[[SSAValue, list[SSAValue], list[list[list[SSAValue]]], list[SSAValue], bool], list[SSAValue]]
-"""body(block, its stage's tile addresses, the residents' a fragments, state, masked) -> state."""
+ResidentA = list[list[SSAValue]] | SSAValue
+"""A resident tile as the a operand of score products: its a fragments, or its shared address."""
+Step = Callable[[SSAValue, list[SSAValue], list[ResidentA], list[SSAValue], bool], list[SSAValue]]
+"""body(block, its stage's tile addresses, the residents as a operands, state, masked) -> state."""
 
 
 def takes(kernel: tile.KernelOp) -> bool:
-    """Whether a marked kernel is a stats, dq or dkv kernel whose heads are all one of HEADS."""
+    """Whether a marked kernel is a stats, dq or dkv kernel whose heads are all the same, one
+    of the forward wgmma kernel's HEADS (whole 128-byte swizzled rows of 16-bit elements)."""
     mark = kernel.attributes[MARK]
     part = mark.data.get("part") if isinstance(mark, DictionaryAttr) else None
     if not (isinstance(part, StringAttr) and part.data in ("stats", "dq", "dkv")):
@@ -191,11 +191,9 @@ class WarpgroupKernel(Kernel):
 
         for lower, upper, masked in ranges:
             state = block_loop(k, lower, upper, state, streamed(masked))
-        # Every product is waited for in its block, but ptxas does not see that through three
-        # loops' merged results and would inject a wait of its own (C7517): an empty one here.
-        return wait_for_products(k, 0, state)
+        return state
 
-    def resident_a(self, tiles: list[SSAValue]) -> list[list[list[SSAValue]] | SSAValue]:
+    def resident_a(self, tiles: list[SSAValue]) -> list[ResidentA]:
         """Per resident tile, the a operand of its score products: its a fragments, read
         into registers once (heads up to HELD_HEAD), or the tile's shared address."""
         if self.head > HELD_HEAD:
@@ -203,8 +201,7 @@ class WarpgroupKernel(Kernel):
         return [a_fragments(self.k, n_major_target(self.k, tile_base, BLOCK), self.k.add(self.warp_row, self.lane_row),
                             self.lane_column, self.head) for tile_base in tiles]  # fmt: skip
 
-    def square_products(self, residents_a: list[list[list[SSAValue]] | SSAValue],
-                        tiles: list[SSAValue]) -> list[list[SSAValue]]:
+    def square_products(self, residents_a: list[ResidentA], tiles: list[SSAValue]) -> list[list[SSAValue]]:
         """The [64 x 64] score-like products of each resident (resident_a) with the stage's
         tile of the same place (resident n with streamed n, transposed), done."""
         k = self.k
