@@ -228,8 +228,11 @@ def test_warpgroup_grad_takes_heads_64_and_128(case):
 
 
 @needs_ptx_tools
-@pytest.mark.parametrize("p16", [False, True], ids=["p-split", "p16"])
-@pytest.mark.parametrize("case", WARPGROUP_CASES)
+@pytest.mark.parametrize(
+    "case, p16",
+    [(case, False) for case in WARPGROUP_CASES]
+    + [(case, True) for case in ("heads-2x3x128x64-causal-bf16", "head-128-causal-bf16")],
+)
 def test_warpgroup_grad_ptx_is_accepted_by_ptxas(case, p16):
     """The stages pass through mbarriers (one block barrier, after their initialization);
     ptxas also fails on its notices of wgmma serialized or of waits it injects."""
