@@ -254,7 +254,8 @@ def build_attention(g: Generator) -> Value | None:
     if len(q.shape) < 2:
         return None
     batch, d = q.shape[:-2], q.shape[-1]
-    sk, dv = int(g.pick([0, 1, 2, 7, 16, 33] if g.zero_sizes else [1, 2, 7, 16, 33])), int(g.pick([1, 4, 8, 17]))
+    # v heads of 16 and 32 beside q's of 16 (SIZES) make 16-bit attention the GPU's flash kernel.
+    sk, dv = int(g.pick([0, 1, 2, 7, 16, 33] if g.zero_sizes else [1, 2, 7, 16, 33])), int(g.pick([1, 4, 8, 16, 17, 32]))
     k = g.new_input(batch + (sk, d), q.dtype)
     v = g.new_input(batch + (sk, dv), q.dtype)
     scale = 1.0 / math.sqrt(max(d, 1))
