@@ -100,23 +100,18 @@ class FlashGrad:
     def of(lowering: FlashAttentionGradLowering) -> FlashGrad:
         kernel = lowering.kernel
         mark = kernel.attributes[MARK]
-        part = mark.data.get("part") if isinstance(mark, DictionaryAttr) else None
-        names = ARGUMENTS.get(part.data) if isinstance(part, StringAttr) else None
-        args = kernel.body.block.args
-        views: dict[SSAValue, TensorViewType] = {}
-        for op in kernel.body.block.ops:
-            if isinstance(op, tile.MakeTensorViewOp):
-                views.setdefault(op.buffer, row_view(op.result.type))
+        marked = marked_arguments(kernel)
         if not (
-            names is not None and len(args) == len(names) and all(a in views for a in args)
+            marked is not None
             and isinstance(mark.data.get("scale"), FloatAttr) and isinstance(mark.data.get("causal"), IntegerAttr)
         ):  # fmt: skip
             raise StrataError(
                 f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} needs {{part: stats|dots|dq|dkv, scale: f64, causal: "
                 "bool} on a kernel of viewed buffers as lower-graph-to-tile writes it"
             )
-        buffers = {name: (lowering.values[a], views[a]) for name, a in zip(names, args)}
-        grad = FlashGrad(part.data, buffers, mark.data["scale"].value.data, bool(mark.data["causal"].value.data), lowering.p16)
+        part, arguments = marked
+        buffers = {name: (lowering.values[arg], view) for name, (arg, view) in arguments.items()}
+        grad = FlashGrad(part, buffers, mark.data["scale"].value.data, bool(mark.data["causal"].value.data), lowering.p16)
         if not grad.fits(kernel.grid_shape()):
             raise StrataError(
                 f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} takes one 16-bit type with heads of 16 to "
@@ -135,6 +130,22 @@ class FlashGrad:
             and all(16 <= head <= MAX_HEAD and head % 16 == 0 for head in heads)
             and tuple(grid) == (*batch, -(-rows // BLOCK))
         )  # fmt: skip
+
+
+def marked_arguments(kernel: tile.KernelOp) -> tuple[str, dict[str, tuple[SSAValue, TensorViewType]]] | None:
+    """(the part, each argument by its name in ARGUMENTS with its view as rows, row_view) of
+    a kernel marked as lower-graph-to-tile writes it, else None."""
+    mark = kernel.attributes[MARK]
+    part = mark.data.get("part") if isinstance(mark, DictionaryAttr) else None
+    names = ARGUMENTS.get(part.data) if isinstance(part, StringAttr) else None
+    args = kernel.body.block.args
+    views: dict[SSAValue, TensorViewType] = {}
+    for op in kernel.body.block.ops:
+        if isinstance(op, tile.MakeTensorViewOp):
+            views.setdefault(op.buffer, row_view(op.result.type))
+    if names is None or len(args) != len(names) or not all(a in views for a in args):
+        return None
+    return part.data, {name: (a, views[a]) for name, a in zip(names, args)}
 
 
 def stream_rows(head: int) -> int:

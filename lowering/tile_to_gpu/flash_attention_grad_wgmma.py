@@ -40,35 +40,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DictionaryAttr, StringAttr, f32
 from xdsl.ir import SSAValue
 
 from strata.dialects import tile
 from strata.lowering.tile_to_gpu.flash_attention_grad import (
-    ARGUMENTS,
     BLOCK,
-    MARK,
     FlashAttentionGradLowering,
     Kernel,
-    row_view,
+    marked_arguments,
 )
 from strata.lowering.tile_to_gpu.flash_attention_wgmma import HEADS, packed_p, score_products, value_products
 from strata.lowering.tile_to_gpu.flash_blocks import a_fragments, block_loop, constant, online_softmax_rows
-from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
 from strata.lowering.tile_to_gpu.stage_barriers import StagePipeline, barrier_bytes
 from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies
-from strata.lowering.tile_to_gpu.warpgroup_loop import (
-    FRESH_WGMMA,
-    INSTRUCTION_K,
-    K_TILE,
-    ROW_BYTES,
-    atom_aligned_buffer,
-    moved_descriptor,
-    n_major_target,
-    stepped_descriptor,
-    wait_for_products,
-    wgmma_instruction,
-)
+from strata.lowering.tile_to_gpu.warpgroup_loop import atom_aligned_buffer, n_major_target, wait_for_products
 
 HELD_HEAD = 64
 """The largest head whose resident operands' a fragments are held in registers; past it the
@@ -102,16 +87,10 @@ Step = Callable[[SSAValue, list[SSAValue], list[ResidentA], list[SSAValue], bool
 def takes(kernel: tile.KernelOp) -> bool:
     """Whether a marked kernel is a stats, dq or dkv kernel whose heads are all the same, one
     of the forward wgmma kernel's HEADS (whole 128-byte swizzled rows of 16-bit elements)."""
-    mark = kernel.attributes[MARK]
-    part = mark.data.get("part") if isinstance(mark, DictionaryAttr) else None
-    if not (isinstance(part, StringAttr) and part.data in ("stats", "dq", "dkv")):
+    marked = marked_arguments(kernel)
+    if marked is None or marked[0] not in ("stats", "dq", "dkv"):
         return False
-    views = {op.buffer: row_view(op.result.type) for op in kernel.body.block.ops if isinstance(op, tile.MakeTensorViewOp)}
-    args = kernel.body.block.args
-    names = ARGUMENTS[part.data]
-    if len(args) != len(names) or any(arg not in views for arg in args):
-        return False
-    heads = {views[arg].get_shape()[-1] for name, arg in zip(names, args) if name not in ("lse", "dots")}
+    heads = {view.get_shape()[-1] for name, (_, view) in marked[1].items() if name not in ("lse", "dots")}
     return len(heads) == 1 and heads <= set(HEADS)
 
 
@@ -205,9 +184,7 @@ class WarpgroupKernel(Kernel):
         """The [64 x 64] score-like products of each resident (resident_a) with the stage's
         tile of the same place (resident n with streamed n, transposed), done."""
         k = self.k
-        issued = [score_products(k, self.element, a, tile_base, self.head, BLOCK) if isinstance(a, list)
-                  else shared_score_products(k, self.element, a, tile_base, self.head)
-                  for a, tile_base in zip(residents_a, tiles)]  # fmt: skip
+        issued = [score_products(k, self.element, a, tile_base, self.head, BLOCK) for a, tile_base in zip(residents_a, tiles)]
         done = wait_for_products(k, 0, [value for products in issued for value in products])
         return [done[n * BLOCK // 2: (n + 1) * BLOCK // 2] for n in range(len(issued))]
 
@@ -263,26 +240,6 @@ class WarpgroupKernel(Kernel):
         sums = self.pipelined(("k", "v"), ("q", "dout"), first, query_blocks, ranges, sums, step)
         self.store("dk", sums[:half], grad.scale, grad.keys)
         self.store("dv", sums[half:], 1.0, grad.keys)
-
-
-def shared_score_products(k: GpuKernelLowering, element, a_base: SSAValue, b_base: SSAValue,
-                          depth: int) -> list[SSAValue]:
-    """The [64 x 64] product of two swizzled [64 x depth] tiles in shared memory, the second
-    transposed (both K-major, k16 step i in strip i // 4, 32 bytes per step in it), left
-    in flight."""
-    a_first, step_bytes = stepped_descriptor(k, a_base, True, BLOCK)
-    b_first, _ = stepped_descriptor(k, b_base, True, BLOCK)
-    instruction = wgmma_instruction(BLOCK, element, False, False)
-    sums: list[SSAValue] = []
-    k.inline_ptx("wgmma.fence.sync.aligned", [])
-    for step in range(depth // INSTRUCTION_K):
-        strip, inside = divmod(step, K_TILE // INSTRUCTION_K)
-        offset = strip * BLOCK * ROW_BYTES + inside * step_bytes
-        name = instruction if sums else instruction + FRESH_WGMMA
-        operands = [moved_descriptor(k, a_first, offset), moved_descriptor(k, b_first, offset), *sums]
-        sums = k.inline_ptx(name, operands, BLOCK // 2, f32)
-    k.inline_ptx("wgmma.commit_group.sync.aligned", [])
-    return sums
 
 
 def operand_rows(operand: Operand) -> int:

@@ -93,6 +93,7 @@ from strata.lowering.tile_to_gpu.warpgroup_loop import (
     FRESH_WGMMA,
     K_TILE,
     ROW_BYTES,
+    WARPGROUP_ROWS,
     atom_aligned_buffer,
     moved_descriptor,
     n_major_target,
@@ -289,21 +290,29 @@ def wait_for_older(k: GpuKernelLowering, older: list[SSAValue], newer: list[SSAV
     return values[: len(older)], values[len(older):]
 
 
-def score_products(k: GpuKernelLowering, element, q_fragments: list[list[SSAValue]], keys_base: SSAValue,
+def score_products(k: GpuKernelLowering, element, q: list[list[SSAValue]] | SSAValue, keys_base: SSAValue,
                    depth: int, key_rows: int) -> list[SSAValue]:
     """s = q kᵀ of the key block at `keys_base`: the warpgroup's [64 x key_rows] accumulator,
-    D / 16 products of q's a fragments (registers) and k from a K-major descriptor (k16 step
-    i: strip i // 4, 32 bytes per step in it), left in flight."""
+    D / 16 products of q and k from a K-major descriptor (k16 step i: strip i // 4, 32 bytes
+    per step in it), left in flight. q is its a fragments (registers), or the shared address
+    of a swizzled [64 x D] tile, read through K-major descriptors the same way."""
+    in_registers = isinstance(q, list)
     k_first, step_bytes = stepped_descriptor(k, keys_base, True, key_rows)
+    if not in_registers:
+        q_first, _ = stepped_descriptor(k, q, True, WARPGROUP_ROWS)
     sums: list[SSAValue] = []
-    instruction = wgmma_instruction(key_rows, element, False, False) + ".a_registers"
+    instruction = wgmma_instruction(key_rows, element, False, False) + (".a_registers" if in_registers else "")
     k.inline_ptx("wgmma.fence.sync.aligned", [])
     steps_per_strip = K_TILE // 16
     for step in range(depth // 16):
         strip, inside = divmod(step, steps_per_strip)
         k_at = moved_descriptor(k, k_first, strip * key_rows * ROW_BYTES + inside * step_bytes)
+        if in_registers:
+            a = q[step]
+        else:
+            a = [moved_descriptor(k, q_first, strip * WARPGROUP_ROWS * ROW_BYTES + inside * step_bytes)]
         name = instruction if sums else instruction + FRESH_WGMMA  # the first step starts the sums
-        sums = k.inline_ptx(name, [*q_fragments[step], k_at, *sums], key_rows // 2, f32)
+        sums = k.inline_ptx(name, [*a, k_at, *sums], key_rows // 2, f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])
     return sums
 
