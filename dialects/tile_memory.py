@@ -1,13 +1,14 @@
 """Memory access of the `tile` dialect: views of buffers (`tile.make_tensor_view`,
 `tile.make_partition_view`), token-ordered tile loads and stores (`tile.load_view_tko`,
-`tile.store_view_tko`) and row gathers (`tile.gather`)."""
+`tile.store_view_tko`), atomic adds (`tile.atomic_add_view_tko`) and row gathers
+(`tile.gather`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import IndexType, MemRefType, StringAttr, i64
+from xdsl.dialects.builtin import IndexType, MemRefType, StringAttr, f32, f64, i64
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     IRDLOperation,
@@ -143,6 +144,42 @@ class StoreViewTkoOp(TokenOrderedAccess):
 
     def verify_(self) -> None:
         self.check_access(self.view.type, self.indices, self.tile.type)
+
+
+@irdl_op_definition
+class AtomicAddViewTkoOp(TokenOrderedAccess):
+    """Add `tile` (its valid extent) into memory at grid position `indices`, ordered after
+    `token`: each element's read-add-write is atomic, so kernel instances may add into the
+    same elements (partial sums of one result). The adds land in an unspecified order: a
+    float sum's rounding may differ from run to run. f32 and f64 only; relaxed (ordered
+    with this instance's other accesses by tokens, with other instances by kernel ends).
+
+        %t1 = tile.atomic_add_view_tko %partial, %p[%i, %c0] token %t0
+            : !tile.tile<64x64xf32>, !tile.partition_view<64x64, !tile.tensor_view<...xf32, ...>>
+    """
+
+    name = "tile.atomic_add_view_tko"
+    memory_ordering = prop_def(StringAttr, default_value=StringAttr("relaxed"))
+    tile = operand_def(TileType)
+    view = operand_def(PartitionViewType)
+    indices = var_operand_def(IndexType)
+    token = operand_def(TokenType)
+    result_token = result_def(TokenType)
+
+    assembly_format = "$tile `,` $view `[` $indices `]` `token` $token attr-dict `:` type($tile) `,` type($view)"
+
+    def __init__(self, tile, view, indices, token):
+        super().__init__(operands=[tile, view, list(indices), token], result_types=[TokenType()])
+
+    def verify_(self) -> None:
+        self.check_access(self.view.type, self.indices, self.tile.type)
+        if self.tile.type.element_type not in (f32, f64):
+            raise VerifyException(f"'{self.name}': adds f32 or f64 elements, not {self.tile.type.element_type}")
+        if self.memory_ordering.data != "relaxed" or self.memory_scope.data == "system":
+            raise VerifyException(
+                f"'{self.name}': adds relaxed within the device (memory_ordering \"relaxed\", memory_scope "
+                f"\"block\" or \"device\"), not {self.memory_ordering.data} at {self.memory_scope.data} scope"
+            )
 
 
 

@@ -171,6 +171,10 @@ class KernelBuilder:
         op = self.add(tile.StoreViewTkoOp(value, partition, indices, self.token))
         self.token = op.results[0]
 
+    def atomic_add(self, value: SSAValue, partition: SSAValue, indices: Sequence[SSAValue]) -> None:
+        op = self.add(tile.AtomicAddViewTkoOp(value, partition, indices, self.token))
+        self.token = op.results[0]
+
     def map(self, inputs: Sequence[SSAValue], result_element: Attribute, body: ScalarBody,
             shape: Sequence[int] | None = None) -> SSAValue:
         shape = shape if shape is not None else inputs[0].type.get_shape()

@@ -11,6 +11,7 @@ from xdsl.dialects import func, memref, scf
 
 from strata.lowering.llvm.emitter import HANDLERS, FunctionEmitter
 from strata.lowering.llvm.types import I1, I8, I64, default_memory, fail, static_shape
+from strata.lowering.tile_to_loops.kernel import ATOMIC_ADDF
 
 ALLOCA_ALIGNMENT = 64
 """A cache line and a full AVX-512 vector."""
@@ -39,6 +40,19 @@ def store(emitter: FunctionEmitter, op: memref.StoreOp) -> None:
     elif value.type != stored:
         value = emitter.builder.bitcast(value, stored)
     emitter.builder.store(value, pointer)
+
+
+ATOMIC_KINDS = {ATOMIC_ADDF: "fadd"}
+"""memref.atomic_rmw kinds (MLIR's AtomicRMWKind) as LLVM atomicrmw operations."""
+
+
+def atomic_rmw(emitter: FunctionEmitter, op: memref.AtomicRMWOp) -> ir.Value:
+    """A monotonic (relaxed) atomicrmw; its result is the element's value before."""
+    kind = op.kind.value.data
+    if kind not in ATOMIC_KINDS:
+        raise fail(f"'memref.atomic_rmw' of kind {kind}: only {sorted(ATOMIC_KINDS)} (addf) is supported")
+    pointer = emitter.element_pointer(op.memref, op.indices)
+    return emitter.builder.atomic_rmw(ATOMIC_KINDS[kind], pointer, emitter.values[op.value], "monotonic")
 
 
 def alloca(emitter: FunctionEmitter, op: memref.AllocaOp) -> ir.Value:
@@ -134,6 +148,7 @@ def call(emitter: FunctionEmitter, op: func.CallOp) -> ir.Value | None:
 HANDLERS.update({
     memref.LoadOp: load,
     memref.StoreOp: store,
+    memref.AtomicRMWOp: atomic_rmw,
     memref.AllocaOp: alloca,
     scf.ForOp: for_,
     scf.IfOp: if_,

@@ -70,6 +70,7 @@ from strata.lowering.llvm.types import DOUBLE, FLOAT, HALF, UnsupportedType, mem
 from strata.lowering.nvvm.ptx_checks import check_barriers
 from strata.lowering.tile_to_gpu.kernel import INLINE_PTX_PREFIX, NVVM_PREFIX, SHARED_MEMORY_SPACE, WARPGROUP_MMA, gpu_kernels
 from strata.lowering.tile_to_gpu.warpgroup_loop import FRESH_WGMMA, wgmma_instruction
+from strata.lowering.tile_to_loops.kernel import ATOMIC_ADDF
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = (
@@ -357,6 +358,24 @@ def inline_ptx(emitter: NvvmFunctionEmitter, op: func.CallOp) -> ir.Value | list
     return result if outputs else None
 
 
+ATOMIC_ADD_PTX = {FLOAT: ("f32", "f"), DOUBLE: ("f64", "d")}
+"""The float types memref.atomic_rmw adds: PTX type and register constraint."""
+
+
+def atomic_add(emitter: NvvmFunctionEmitter, op: memref.AtomicRMWOp) -> ir.Value:
+    """A float atomic add into global memory as `atom.global.add` (libNVVM's IR predates
+    atomicrmw fadd); its result is the element's value before."""
+    value = emitter.values[op.value]
+    if op.kind.value.data != ATOMIC_ADDF or value.type not in ATOMIC_ADD_PTX:
+        raise fail(f"'memref.atomic_rmw' of kind {op.kind.value.data} on {value.type}: the GPU adds f32 and f64 (addf) only")
+    kind, register = ATOMIC_ADD_PTX[value.type]
+    b = emitter.builder
+    address = b.ptrtoint(emitter.element_pointer(op.memref, op.indices), ir.IntType(64))
+    signature = ir.FunctionType(value.type, [address.type, value.type])
+    return b.asm(signature, f"atom.global.add.{kind} $0, [$1], $2;", f"={register},l,{register},~{{memory}}",
+                 [address, value], side_effect=True)
+
+
 def pointer_as_index(emitter: NvvmFunctionEmitter, op: memref.ExtractAlignedPointerAsIndexOp) -> ir.Value:
     """A buffer's address: in its own state space (a shared buffer's fits 32 bits)."""
     return emitter.builder.ptrtoint(emitter.values[op.source], ir.IntType(64))
@@ -382,6 +401,7 @@ NVVM_HANDLERS = {
     arith.ConstantOp: bf16_constant,
     memref.LoadOp: bf16_load,
     memref.StoreOp: bf16_store,
+    memref.AtomicRMWOp: atomic_add,
     arith.ExtFOp: float_conversion,
     arith.TruncFOp: float_conversion,
     arith.BitcastOp: bf16_bitcast,

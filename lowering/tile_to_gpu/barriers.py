@@ -180,6 +180,10 @@ def buffer_of(view: SSAValue) -> SSAValue:
     return view.owner.view.owner.buffer
 
 
+WRITES = (tile.StoreViewTkoOp, tile.AtomicAddViewTkoOp)
+"""Tile ops that write a partition."""
+
+
 def ordered_buffers(kernel: tile.KernelOp) -> set[SSAValue]:
     """Kernel arguments read by a load whose token follows a store to the same argument:
     the token orders a write before a read, which other threads may make. Loop-carried
@@ -189,14 +193,14 @@ def ordered_buffers(kernel: tile.KernelOp) -> set[SSAValue]:
 
     def walk(block: Block) -> None:
         for op in block.ops:
-            if isinstance(op, tile.StoreViewTkoOp):
+            if isinstance(op, WRITES):
                 stored[op.result_token] = stored.get(op.token, frozenset()) | {buffer_of(op.view)}
             elif isinstance(op, tile.LoadViewTkoOp) and buffer_of(op.view) in stored.get(op.token, ()):
                 ordered.add(buffer_of(op.view))
             elif isinstance(op, token.JoinOp):
                 stored[op.result] = frozenset().union(*(stored.get(t, frozenset()) for t in op.tokens))
             elif isinstance(op, scf.ForOp):
-                inside = frozenset(buffer_of(s.view) for s in op.body.walk() if isinstance(s, tile.StoreViewTkoOp))
+                inside = frozenset(buffer_of(s.view) for s in op.body.walk() if isinstance(s, WRITES))
                 for init, arg, result in zip(op.iter_args, op.body.block.args[1:], op.results):
                     stored[arg] = stored[result] = stored.get(init, frozenset()) | inside
                 walk(op.body.block)

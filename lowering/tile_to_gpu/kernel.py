@@ -36,6 +36,7 @@ from strata.lowering.tile_to_loops.kernel import (
     MappedTile,
     Partition,
     Tile,
+    atomic_add,
     mapped_tile,
 )
 from strata.support.errors import StrataError
@@ -358,6 +359,26 @@ def _deferred_store(k: GpuKernelLowering, op: tile.StoreViewTkoOp) -> None:
     k.values[op.result_token] = None
 
 
+def _atomic_add(k: GpuKernelLowering, op: tile.AtomicAddViewTkoOp) -> None:
+    """Each element of the valid extent added atomically (`red.global.add`) by the thread
+    the thread loop gives it, after this kernel's pending stores (token order)."""
+    k.flush_stores()
+    partition: Partition = k.values[op.view]
+    origin = k.origin(partition, op.indices)
+    value = k.tile_of(op.tile)
+
+    def add(indices: list[SSAValue]) -> None:
+        element = k.read(value, indices)
+        offset = k.element_offset(partition.view, origin, indices)
+        if partition.buffer in k.barriers.ordered_buffers:
+            k.note_write(partition.buffer, indices, None)
+        k.effect(lambda: k.emit(atomic_add(element, partition.buffer, offset)))
+
+    k.thread_loop(partition.tile_shape, k.valid_extents(partition, origin), add)
+    k.keys.note_stored(partition.buffer)
+    k.values[op.result_token] = None
+
+
 def _lazy_map(k: GpuKernelLowering, op: tile.MapOp) -> None:
     """Never materialized: each element is computed once per region where it is read
     (the element cache), however many uses the map has."""
@@ -375,6 +396,7 @@ def _load(k: GpuKernelLowering, op: tile.LoadViewTkoOp) -> None:
 
 GPU_LOWERINGS: dict[type[Operation], Callable[[GpuKernelLowering, Operation], None]] = {
     tile.StoreViewTkoOp: _deferred_store,
+    tile.AtomicAddViewTkoOp: _atomic_add,
     tile.MapOp: _lazy_map,
     tile.LoadViewTkoOp: _load,
 }

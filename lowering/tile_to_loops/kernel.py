@@ -477,6 +477,16 @@ def same_extent(a: SSAValue, b: SSAValue) -> bool:
     return a is b or (static_value(a) is not None and static_value(a) == static_value(b))
 
 
+ATOMIC_ADDF = 0
+"""memref.atomic_rmw's kind for a float add (MLIR's AtomicRMWKind::addf)."""
+
+
+def atomic_add(value: SSAValue, buffer: SSAValue, offset: SSAValue) -> memref.AtomicRMWOp:
+    """buffer[offset] += value, atomically (tile.atomic_add_view_tko's element)."""
+    return memref.AtomicRMWOp(operands=[value, buffer, [offset]], result_types=[value.type],
+                              properties={"kind": IntegerAttr(ATOMIC_ADDF, i64)})
+
+
 LOWERINGS: dict[type[Operation], Callable[[KernelLowering, Operation], None]] = {
     tile.ProgramIdOp: _program_id,
     tile.MakeTensorViewOp: _tensor_view,

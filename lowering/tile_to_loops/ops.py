@@ -19,6 +19,7 @@ from strata.lowering.tile_to_loops.kernel import (
     BufferTile,
     KernelLowering,
     Partition,
+    atomic_add,
     mapped_tile,
     reduction_identity,
     stable_copies,
@@ -37,6 +38,22 @@ def _store(k: KernelLowering, op: tile.StoreViewTkoOp) -> None:
         k.emit(memref.StoreOp.get(element, partition.buffer, [offset]))
 
     k.loop_nest(k.valid_extents(partition, origin), store_element)
+    k.values[op.result_token] = None
+
+
+def _atomic_add(k: KernelLowering, op: tile.AtomicAddViewTkoOp) -> None:
+    """Each element of the valid extent added by one atomic read-add-write (kernel
+    instances run on several cores and may add into the same elements)."""
+    partition: Partition = k.values[op.view]
+    origin = k.origin(partition, op.indices)
+    value = k.tile_of(op.tile)
+
+    def add_element(indices: list[SSAValue]) -> None:
+        element = k.read(value, indices)
+        offset = k.element_offset(partition.view, origin, indices)
+        k.emit(atomic_add(element, partition.buffer, offset))
+
+    k.loop_nest(k.valid_extents(partition, origin), add_element)
     k.values[op.result_token] = None
 
 
@@ -116,6 +133,7 @@ def _for(k: KernelLowering, op: scf.ForOp) -> None:
 
 LOWERINGS.update({
     tile.StoreViewTkoOp: _store,
+    tile.AtomicAddViewTkoOp: _atomic_add,
     tile.MapOp: _map,
     tile.ReduceOp: _reduce,
     scf.ForOp: _for,
