@@ -4,8 +4,9 @@ A program-level `func.func` declares buffers (`tile.buffer`) and runs kernels on
 (`tile.launch`). A `tile.kernel` runs once per point of its grid; each instance reads its
 position (`tile.program_id`), views buffers as strided tensors cut into tiles
 (`tile.make_tensor_view`, `tile.make_partition_view`), loads and stores tiles in token
-order (`tile.load_view_tko`, `tile.store_view_tko`, `tile.atomic_add_view_tko`), and
-computes on whole tiles (`tile.map`, `tile.reduce`, `tile.broadcast`, `tile.mma`).
+order (`tile.load_view_tko`, `tile.store_view_tko`), gathers rows (`tile.gather`) and
+adds into rows (`tile.scatter_add_tko`), and computes on whole tiles (`tile.map`,
+`tile.reduce`, `tile.broadcast`, `tile.mma`).
 
 Edge tiles are partial: a tile loaded at the edge of its view holds only the elements
 inside the view (its *valid extent*); every tile op computes over the valid extent and a
@@ -40,11 +41,11 @@ from strata.dialects.tile_compute import (
     YieldOp,
 )
 from strata.dialects.tile_memory import (
-    AtomicAddViewTkoOp,
     GatherOp,
     LoadViewTkoOp,
     MakePartitionViewOp,
     MakeTensorViewOp,
+    ScatterAddTkoOp,
     StoreViewTkoOp,
     TokenOrderedAccess,
 )
@@ -55,13 +56,12 @@ from strata.dialects.tile_types import KERNEL_BYTE_BUDGET, PartitionViewType, Te
 Tile = Dialect(
     "tile",
     [KernelOp, ReturnOp, ProgramIdOp, MakeTensorViewOp, MakePartitionViewOp, LoadViewTkoOp,
-     StoreViewTkoOp, AtomicAddViewTkoOp, MapOp, YieldOp, IotaOp, CheckOp, GatherOp, ReduceOp, BroadcastOp, MmaOp, BufferOp, LaunchOp],
+     StoreViewTkoOp, ScatterAddTkoOp, MapOp, YieldOp, IotaOp, CheckOp, GatherOp, ReduceOp, BroadcastOp, MmaOp, BufferOp, LaunchOp],
     [TileType, TensorViewType, PartitionViewType],
 )  # fmt: skip
 
 __all__ = [
     "KERNEL_BYTE_BUDGET",
-    "AtomicAddViewTkoOp",
     "REDUCTION_KINDS",
     "BroadcastOp",
     "BufferOp",
@@ -79,6 +79,7 @@ __all__ = [
     "ProgramIdOp",
     "ReduceOp",
     "ReturnOp",
+    "ScatterAddTkoOp",
     "StoreViewTkoOp",
     "TensorViewType",
     "Tile",

@@ -1,7 +1,7 @@
 """Memory access of the `tile` dialect: views of buffers (`tile.make_tensor_view`,
 `tile.make_partition_view`), token-ordered tile loads and stores (`tile.load_view_tko`,
-`tile.store_view_tko`), atomic adds (`tile.atomic_add_view_tko`) and row gathers
-(`tile.gather`)."""
+`tile.store_view_tko`), row gathers (`tile.gather`) and their atomic counterpart, row
+scatter-adds (`tile.scatter_add_tko`)."""
 
 from __future__ import annotations
 
@@ -147,43 +147,6 @@ class StoreViewTkoOp(TokenOrderedAccess):
 
 
 @irdl_op_definition
-class AtomicAddViewTkoOp(TokenOrderedAccess):
-    """Add `tile` (its valid extent) into memory at grid position `indices`, ordered after
-    `token`: each element's read-add-write is atomic, so kernel instances may add into the
-    same elements (partial sums of one result). The adds land in an unspecified order: a
-    float sum's rounding may differ from run to run. f32 and f64 only; relaxed (ordered
-    with this instance's other accesses by tokens, with other instances by kernel ends).
-
-        %t1 = tile.atomic_add_view_tko %partial, %p[%i, %c0] token %t0
-            : !tile.tile<64x64xf32>, !tile.partition_view<64x64, !tile.tensor_view<...xf32, ...>>
-    """
-
-    name = "tile.atomic_add_view_tko"
-    memory_ordering = prop_def(StringAttr, default_value=StringAttr("relaxed"))
-    tile = operand_def(TileType)
-    view = operand_def(PartitionViewType)
-    indices = var_operand_def(IndexType)
-    token = operand_def(TokenType)
-    result_token = result_def(TokenType)
-
-    assembly_format = "$tile `,` $view `[` $indices `]` `token` $token attr-dict `:` type($tile) `,` type($view)"
-
-    def __init__(self, tile, view, indices, token):
-        super().__init__(operands=[tile, view, list(indices), token], result_types=[TokenType()])
-
-    def verify_(self) -> None:
-        self.check_access(self.view.type, self.indices, self.tile.type)
-        if self.tile.type.element_type not in (f32, f64):
-            raise VerifyException(f"'{self.name}': adds f32 or f64 elements, not {self.tile.type.element_type}")
-        if self.memory_ordering.data != "relaxed" or self.memory_scope.data == "system":
-            raise VerifyException(
-                f"'{self.name}': adds relaxed within the device (memory_ordering \"relaxed\", memory_scope "
-                f"\"block\" or \"device\"), not {self.memory_ordering.data} at {self.memory_scope.data} scope"
-            )
-
-
-
-@irdl_op_definition
 class GatherOp(IRDLOperation):
     """Rows of a rank-2 tensor_view picked by an index tile, one column tile wide:
     result[i, j] = view[rows[i, 0], column · TD + j]. Row indices are clamped into the
@@ -217,3 +180,55 @@ class GatherOp(IRDLOperation):
             if error is not None:
                 raise VerifyException(error)
 
+
+@irdl_op_definition
+class ScatterAddTkoOp(IRDLOperation):
+    """tile.gather's counterpart: the rows of `tile` added into rows of a rank-2 tensor_view
+    picked by an index tile, one column tile wide, ordered after `token`:
+    view[rows[i, 0], column · TD + j] += tile[i, j] over the tile's valid extent. Each add
+    is atomic: rows of one tile and kernel instances may add into the same elements (an
+    embedding's gradient, where ids repeat), in no fixed order, so a float sum may round
+    differently from run to run. Row indices are clamped into the view (a tile.check
+    before it reports bad ones), so it never writes out of bounds. f32 and f64; relaxed.
+
+    `%t1 = tile.scatter_add_tko %g, %table[%ids], %c token %t0 : !tile.tile<8x16xf32>, !tile.tensor_view<100x16xf32, strides [16, 1], offset 0>, !tile.tile<8x1xi64>`
+    """
+
+    name = "tile.scatter_add_tko"
+    tile = operand_def(TileType)
+    view = operand_def(TensorViewType)
+    rows = operand_def(TileType)
+    column = operand_def(IndexType)
+    token = operand_def(TokenType)
+    result_token = result_def(TokenType)
+    memory_ordering = prop_def(StringAttr, default_value=StringAttr("relaxed"))
+    memory_scope = prop_def(StringAttr, default_value=StringAttr("device"))
+    irdl_options = (ParsePropInAttrDict(),)
+
+    assembly_format = (
+        "$tile `,` $view `[` $rows `]` `,` $column `token` $token attr-dict `:` type($tile) `,` type($view) `,` type($rows)"
+    )
+
+    def __init__(self, tile, view, rows, column, token):
+        super().__init__(operands=[tile, view, rows, column, token], result_types=[TokenType()])
+
+    def verify_(self) -> None:
+        verify_ordering(self, self.memory_ordering, self.memory_scope)
+        if self.memory_ordering.data != "relaxed" or self.memory_scope.data == "system":
+            raise VerifyException(
+                f"'{self.name}': adds relaxed within the device (memory_ordering \"relaxed\", memory_scope "
+                f"\"block\" or \"device\"), not {self.memory_ordering.data} at {self.memory_scope.data} scope"
+            )
+        view, rows, value = self.view.type, self.rows.type, self.tile.type
+        if len(view.get_shape()) != 2 or len(value.get_shape()) != 2:
+            raise VerifyException(f"'{self.name}': the view and the tile must be rank 2")
+        if rows.element_type != i64 or rows.get_shape() != (value.get_shape()[0], 1):
+            raise VerifyException(f"'{self.name}': rows must be a {value.get_shape()[0]}x1 i64 tile, got {rows}")
+        if value.element_type != view.element_type or value.element_type not in (f32, f64):
+            raise VerifyException(
+                f"'{self.name}': adds f32 or f64 elements of the view's type, not {value.element_type} into {view.element_type}"
+            )
+        if 0 not in view.get_shape():
+            error = check_tile_index(self.name, self.column, 1, -(-view.get_shape()[1] // value.get_shape()[1]))
+            if error is not None:
+                raise VerifyException(error)

@@ -174,7 +174,7 @@ class BufferOp(IRDLOperation):
         super().__init__(properties={"init": init} if init else {}, result_types=[buffer_type])
 
 
-WRITES = {"tile.store_view_tko": 1, "tile.atomic_add_view_tko": 1, "memref.store": 1, "memref.atomic_rmw": 1}
+WRITES = {"tile.store_view_tko": 1, "tile.scatter_add_tko": 1, "memref.store": 1, "memref.atomic_rmw": 1}
 """Ops that write memory, with the operand index of the view or memref they write."""
 VIEWS = ("tile.make_tensor_view", "tile.make_partition_view", "memref.subview", "memref.cast",
          "memref.reinterpret_cast", "memref.collapse_shape", "memref.expand_shape", "memref.view")

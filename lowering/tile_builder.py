@@ -171,8 +171,8 @@ class KernelBuilder:
         op = self.add(tile.StoreViewTkoOp(value, partition, indices, self.token))
         self.token = op.results[0]
 
-    def atomic_add(self, value: SSAValue, partition: SSAValue, indices: Sequence[SSAValue]) -> None:
-        op = self.add(tile.AtomicAddViewTkoOp(value, partition, indices, self.token))
+    def scatter_add(self, value: SSAValue, view: SSAValue, rows: SSAValue, column: SSAValue) -> None:
+        op = self.add(tile.ScatterAddTkoOp(value, view, rows, column, self.token))
         self.token = op.results[0]
 
     def map(self, inputs: Sequence[SSAValue], result_element: Attribute, body: ScalarBody,

@@ -176,12 +176,13 @@ class Barriers:
 
 
 def buffer_of(view: SSAValue) -> SSAValue:
-    """The kernel argument a partition view cuts."""
-    return view.owner.view.owner.buffer
+    """The kernel argument a partition view cuts, or a tensor view views."""
+    made = view.owner if isinstance(view.owner, tile.MakeTensorViewOp) else view.owner.view.owner
+    return made.buffer
 
 
-WRITES = (tile.StoreViewTkoOp, tile.AtomicAddViewTkoOp)
-"""Tile ops that write a partition."""
+WRITES = (tile.StoreViewTkoOp, tile.ScatterAddTkoOp)
+"""Tile ops that write a view."""
 
 
 def ordered_buffers(kernel: tile.KernelOp) -> set[SSAValue]:

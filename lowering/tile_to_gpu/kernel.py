@@ -359,23 +359,24 @@ def _deferred_store(k: GpuKernelLowering, op: tile.StoreViewTkoOp) -> None:
     k.values[op.result_token] = None
 
 
-def _atomic_add(k: GpuKernelLowering, op: tile.AtomicAddViewTkoOp) -> None:
-    """Each element of the valid extent added atomically (`red.global.add`) by the thread
-    the thread loop gives it, after this kernel's pending stores (token order)."""
+def _scatter_add(k: GpuKernelLowering, op: tile.ScatterAddTkoOp) -> None:
+    """Each element of the valid extent added into its picked row atomically (`atom.global.add`)
+    by the thread the thread loop gives it, after this kernel's pending stores (token order)."""
     k.flush_stores()
-    partition: Partition = k.values[op.view]
-    origin = k.origin(partition, op.indices)
-    value = k.tile_of(op.tile)
+    buffer, view = k.values[op.view]
+    origin, extents = k.scattered_columns(op)
+    value, rows = k.tile_of(op.tile), k.tile_of(op.rows)
 
     def add(indices: list[SSAValue]) -> None:
         element = k.read(value, indices)
-        offset = k.element_offset(partition.view, origin, indices)
-        if partition.buffer in k.barriers.ordered_buffers:
-            k.note_write(partition.buffer, indices, None)
-        k.effect(lambda: k.emit(atomic_add(element, partition.buffer, offset)))
+        offset = k.element_offset(view, [k.picked_row(rows, indices[0], view.get_shape()[0]), origin],
+                                  [k.index(0), indices[1]])
+        if buffer in k.barriers.ordered_buffers:
+            k.note_write(buffer, indices, None)
+        k.effect(lambda: k.emit(atomic_add(element, buffer, offset)))
 
-    k.thread_loop(partition.tile_shape, k.valid_extents(partition, origin), add)
-    k.keys.note_stored(partition.buffer)
+    k.thread_loop(op.tile.type.get_shape(), extents, add)
+    k.keys.note_stored(buffer)
     k.values[op.result_token] = None
 
 
@@ -396,7 +397,7 @@ def _load(k: GpuKernelLowering, op: tile.LoadViewTkoOp) -> None:
 
 GPU_LOWERINGS: dict[type[Operation], Callable[[GpuKernelLowering, Operation], None]] = {
     tile.StoreViewTkoOp: _deferred_store,
-    tile.AtomicAddViewTkoOp: _atomic_add,
+    tile.ScatterAddTkoOp: _scatter_add,
     tile.MapOp: _lazy_map,
     tile.LoadViewTkoOp: _load,
 }

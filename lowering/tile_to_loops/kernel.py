@@ -319,6 +319,24 @@ class KernelLowering:
                 offset = self.add(offset, self.mul(self.add(start, i), self.index(stride)))
         return offset
 
+    def picked_row(self, rows: Tile, index: SSAValue, count: int) -> SSAValue:
+        """Row `index` of an index tile ([R, 1] i64) as an index clamped into [0, count): the
+        row tile.gather reads and tile.scatter_add_tko adds into (a tile.check before them
+        reports ids outside)."""
+        row = self.read(rows, [index, self.index(0)])
+        low, high = arith.ConstantOp(IntegerAttr(0, i64)), arith.ConstantOp(IntegerAttr(count - 1, i64))
+        clamped = self.emit(arith.MinSIOp(self.emit(arith.MaxSIOp(row, self.emit(low))), self.emit(high)))
+        return self.emit(arith.IndexCastOp(clamped, IndexType()))
+
+    def scattered_columns(self, op: tile.ScatterAddTkoOp) -> tuple[SSAValue, list[SSAValue]]:
+        """(the first view column tile.scatter_add_tko adds into, the extents it adds: the
+        tile's rows, its columns inside the view)."""
+        columns = op.tile.type.get_shape()[1]
+        origin = self.mul(self.values[op.column], self.index(columns))
+        remaining = self.emit(arith.SubiOp(self.index(op.view.type.get_shape()[1]), origin))
+        value = self.tile_of(op.tile)
+        return origin, [value.extents[0], self.emit(arith.MinSIOp(remaining, value.extents[1]))]
+
     def read(self, value: Tile, indices: Sequence[SSAValue]) -> SSAValue:
         match value:
             case LoadedTile():
@@ -329,12 +347,7 @@ class KernelLowering:
             case IotaTile():
                 return self.emit(arith.IndexCastOp(indices[value.axis], i64))
             case GatherTile():
-                rows = value.view.get_shape()[0]
-                row = self.read(value.rows, [indices[0], self.index(0)])
-                low, high = arith.ConstantOp(IntegerAttr(0, i64)), arith.ConstantOp(IntegerAttr(rows - 1, i64))
-                clamped = self.emit(arith.MinSIOp(self.emit(arith.MaxSIOp(row, self.emit(low))), self.emit(high)))
-                row_index = self.emit(arith.IndexCastOp(clamped, IndexType()))
-                origin = [row_index, value.column_origin]
+                origin = [self.picked_row(value.rows, indices[0], value.view.get_shape()[0]), value.column_origin]
                 offset = self.element_offset(value.view, origin, [self.index(0), indices[1]])
                 return self.emit(memref.LoadOp.get(value.buffer, [offset]))
             case BroadcastTile():
@@ -482,7 +495,7 @@ ATOMIC_ADDF = 0
 
 
 def atomic_add(value: SSAValue, buffer: SSAValue, offset: SSAValue) -> memref.AtomicRMWOp:
-    """buffer[offset] += value, atomically (tile.atomic_add_view_tko's element)."""
+    """buffer[offset] += value, atomically (an element of tile.scatter_add_tko)."""
     return memref.AtomicRMWOp(operands=[value, buffer, [offset]], result_types=[value.type],
                               properties={"kind": IntegerAttr(ATOMIC_ADDF, i64)})
 

@@ -41,19 +41,20 @@ def _store(k: KernelLowering, op: tile.StoreViewTkoOp) -> None:
     k.values[op.result_token] = None
 
 
-def _atomic_add(k: KernelLowering, op: tile.AtomicAddViewTkoOp) -> None:
-    """Each element of the valid extent added by one atomic read-add-write (kernel
-    instances run on several cores and may add into the same elements)."""
-    partition: Partition = k.values[op.view]
-    origin = k.origin(partition, op.indices)
-    value = k.tile_of(op.tile)
+def _scatter_add(k: KernelLowering, op: tile.ScatterAddTkoOp) -> None:
+    """Each element of the valid extent added into its picked row by one atomic
+    read-add-write (rows repeat, and kernel instances run on several cores)."""
+    buffer, view = k.values[op.view]
+    origin, extents = k.scattered_columns(op)
+    value, rows = k.tile_of(op.tile), k.tile_of(op.rows)
 
     def add_element(indices: list[SSAValue]) -> None:
         element = k.read(value, indices)
-        offset = k.element_offset(partition.view, origin, indices)
-        k.emit(atomic_add(element, partition.buffer, offset))
+        offset = k.element_offset(view, [k.picked_row(rows, indices[0], view.get_shape()[0]), origin],
+                                  [k.index(0), indices[1]])
+        k.emit(atomic_add(element, buffer, offset))
 
-    k.loop_nest(k.valid_extents(partition, origin), add_element)
+    k.loop_nest(extents, add_element)
     k.values[op.result_token] = None
 
 
@@ -133,7 +134,7 @@ def _for(k: KernelLowering, op: scf.ForOp) -> None:
 
 LOWERINGS.update({
     tile.StoreViewTkoOp: _store,
-    tile.AtomicAddViewTkoOp: _atomic_add,
+    tile.ScatterAddTkoOp: _scatter_add,
     tile.MapOp: _map,
     tile.ReduceOp: _reduce,
     scf.ForOp: _for,

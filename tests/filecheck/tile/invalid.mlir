@@ -851,3 +851,59 @@ func.func @writes_input(%a: memref<16xf32>) -> memref<16xf32> {
   tile.launch @copy_into(%c, %a) : memref<16xf32>, memref<16xf32>
   func.return %c : memref<16xf32>
 }
+
+// -----
+
+// tile.scatter_add_tko adds f32 or f64 elements: a 16-bit sum would round at every add.
+// CHECK: error: 'tile.scatter_add_tko': adds f32 or f64 elements of the view's type, not bf16 into bf16
+tile.kernel @scatter_add_bf16(%t: memref<160xbf16>) attributes {grid = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %vt = tile.make_tensor_view %t : memref<160xbf16> -> !tile.tensor_view<10x16xbf16, strides [16, 1], offset 0>
+  %x = tile.map : () -> !tile.tile<4x16xbf16> { %one = arith.constant 1.0 : bf16  tile.yield %one : bf16 }
+  %ids = tile.map : () -> !tile.tile<4x1xi64> { %z = arith.constant 0 : i64  tile.yield %z : i64 }
+  %t0 = token.make : !token.token
+  %t1 = tile.scatter_add_tko %x, %vt[%ids], %c0 token %t0 : !tile.tile<4x16xbf16>, !tile.tensor_view<10x16xbf16, strides [16, 1], offset 0>, !tile.tile<4x1xi64>
+  tile.return
+}
+
+// -----
+
+// An atomic add is relaxed: a stronger ordering would not be lowered as asked.
+// CHECK: error: 'tile.scatter_add_tko': adds relaxed within the device (memory_ordering "relaxed", memory_scope "block" or "device"), not release at device scope
+tile.kernel @scatter_add_release(%t: memref<160xf32>) attributes {grid = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %vt = tile.make_tensor_view %t : memref<160xf32> -> !tile.tensor_view<10x16xf32, strides [16, 1], offset 0>
+  %x = tile.map : () -> !tile.tile<4x16xf32> { %one = arith.constant 1.0 : f32  tile.yield %one : f32 }
+  %ids = tile.map : () -> !tile.tile<4x1xi64> { %z = arith.constant 0 : i64  tile.yield %z : i64 }
+  %t0 = token.make : !token.token
+  %t1 = tile.scatter_add_tko %x, %vt[%ids], %c0 token %t0 {memory_ordering = "release"} : !tile.tile<4x16xf32>, !tile.tensor_view<10x16xf32, strides [16, 1], offset 0>, !tile.tile<4x1xi64>
+  tile.return
+}
+
+// -----
+
+// One row index per row of the tile.
+// CHECK: error: 'tile.scatter_add_tko': rows must be a 4x1 i64 tile, got !tile.tile<8x1xi64>
+tile.kernel @scatter_add_row_count(%t: memref<160xf32>) attributes {grid = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %vt = tile.make_tensor_view %t : memref<160xf32> -> !tile.tensor_view<10x16xf32, strides [16, 1], offset 0>
+  %x = tile.map : () -> !tile.tile<4x16xf32> { %one = arith.constant 1.0 : f32  tile.yield %one : f32 }
+  %ids = tile.map : () -> !tile.tile<8x1xi64> { %z = arith.constant 0 : i64  tile.yield %z : i64 }
+  %t0 = token.make : !token.token
+  %t1 = tile.scatter_add_tko %x, %vt[%ids], %c0 token %t0 : !tile.tile<4x16xf32>, !tile.tensor_view<10x16xf32, strides [16, 1], offset 0>, !tile.tile<8x1xi64>
+  tile.return
+}
+
+// -----
+
+// The column tile index is checked against the view, as tile.gather's (16 columns: one tile).
+// CHECK: error: 'tile.scatter_add_tko': tile index 1 along axis 1 is outside the partition's 1 tile there (valid 0..0)
+tile.kernel @scatter_add_column_past_view(%t: memref<160xf32>) attributes {grid = array<i64: 1>} {
+  %c1 = arith.constant 1 : index
+  %vt = tile.make_tensor_view %t : memref<160xf32> -> !tile.tensor_view<10x16xf32, strides [16, 1], offset 0>
+  %x = tile.map : () -> !tile.tile<4x16xf32> { %one = arith.constant 1.0 : f32  tile.yield %one : f32 }
+  %ids = tile.map : () -> !tile.tile<4x1xi64> { %z = arith.constant 0 : i64  tile.yield %z : i64 }
+  %t0 = token.make : !token.token
+  %t1 = tile.scatter_add_tko %x, %vt[%ids], %c1 token %t0 : !tile.tile<4x16xf32>, !tile.tensor_view<10x16xf32, strides [16, 1], offset 0>, !tile.tile<4x1xi64>
+  tile.return
+}
