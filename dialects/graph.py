@@ -38,7 +38,7 @@ from strata.dialects.graph_elementwise import (
     TanhOp,
 )
 from strata.dialects.graph_fused import FusedOp, YieldOp
-from strata.dialects.graph_grad import GRADIENT_OPS, AttentionGradOp, AttentionLseOp
+from strata.dialects.graph_grad import GRADIENT_OPS, AttentionGradOp, AttentionLseOp, EmbeddingGradOp
 from strata.dialects.graph_nn import (
     AttentionOp,
     ConstantOp,
@@ -79,6 +79,7 @@ __all__ = [
     "GRADIENT_OPS",
     "AttentionGradOp",
     "AttentionLseOp",
+    "EmbeddingGradOp",
     "BinaryElementwiseOp",
     "ElementwiseOp",
     "FusedOp",

@@ -1,7 +1,7 @@
 """Gradient ops of the `graph` dialect: ops the autodiff pass emits for the backward of an
 op whose gradient a target computes better as one piece than as the graph ops spelling
-it out, and the forward that saves what such a backward reads (graph.attention_lse, put
-in by share-attention-lse). They are not in the op catalogue users build from (GRAPH_OPS);
+it out (graph.attention_grad, graph.embedding_grad), and the forward that saves what such
+a backward reads (graph.attention_lse, put in by share-attention-lse). They are not in the op catalogue users build from (GRAPH_OPS);
 every target runs them (the reference directly, the CPU and GPU through
 transforms/expand_attention_grad.py or a fused kernel), and they have no VJP rule of their
 own (no second derivatives)."""
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import BoolAttr, Float64Type, FloatAttr, TensorType, f32
+from xdsl.dialects.builtin import I64, BoolAttr, Float64Type, FloatAttr, IntegerAttr, TensorType, f32
 from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
@@ -20,7 +20,9 @@ from strata.dialects.graph_base import (
     PureGraphOp,
     ShapeError,
     _tensor_type,
+    is_index_int,
     py_to_attr,
+    require_float,
     require_same_element,
     shape_of,
     tensor,
@@ -157,5 +159,45 @@ class AttentionGradOp(MultiResultGraphOp):
         return q, k, v
 
 
-GRADIENT_OPS = (AttentionGradOp, AttentionLseOp)
+@irdl_op_definition
+class EmbeddingGradOp(PureGraphOp):
+    """The cotangent of graph.embedding's table: the rows of `grad` (the cotangent of the
+    embedding's [..., D] result) added into the rows of a [V, D] table of zeros that `ids`
+    ([...]) pick, V being `vocabulary`:
+
+        dtable[v] = Σ over n with ids[n] = v of grad[n]
+
+    A row of a 16-bit table is summed in f32 and rounded once. An id outside [0, V) is a
+    run-time error. The CPU and the GPU add the rows atomically (tile.scatter_add_tko), in
+    no fixed order, so a row's last bit may differ from run to run; N ids cost N · D adds,
+    where the one-hot matmul this replaces cost N · V · D and an [N, V] one-hot.
+
+    `%dt = graph.embedding_grad %g, %ids {vocabulary = 100 : i64} : (tensor<4x7x16xf32>, tensor<4x7xi64>) -> tensor<100x16xf32>`
+    """
+
+    name = "graph.embedding_grad"
+    grad = operand_def(TensorType)
+    ids = operand_def(TensorType)
+    result = result_def(TensorType)
+    vocabulary = prop_def(IntegerAttr[I64])
+    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("grad", "ids")
+
+    assembly_format = "$grad `,` $ids attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_result_type(cls, operand_types: Sequence[TensorType], **params: object) -> TensorType:
+        """[vocabulary, D] of grad's element type, grad being [*ids.shape, D]."""
+        grad, ids = operand_types
+        vocabulary = params["vocabulary"]
+        require_float(grad, "grad")
+        if not is_index_int(ids.element_type):
+            raise ShapeError(f"ids must have element type i32 or i64, got {ids}")
+        if len(shape_of(grad)) != len(shape_of(ids)) + 1 or shape_of(grad)[:-1] != shape_of(ids):
+            raise ShapeError(f"grad must be [*ids.shape, D] for ids {ids}, got {grad}")
+        if not isinstance(vocabulary, int) or vocabulary < 0:
+            raise ShapeError(f"vocabulary must be a size (>= 0), got {vocabulary}")
+        return tensor((vocabulary, shape_of(grad)[-1]), grad.element_type)
+
+
+GRADIENT_OPS = (AttentionGradOp, AttentionLseOp, EmbeddingGradOp)
 """Ops the autodiff pass and the passes after it emit (not in the user-facing catalogue)."""

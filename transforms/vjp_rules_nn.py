@@ -3,7 +3,6 @@ embedding and cross-entropy. The context the rules see is in vjp_context.py."""
 
 from __future__ import annotations
 
-import math
 
 from xdsl.ir import SSAValue
 
@@ -86,16 +85,10 @@ def attention(ctx: VjpContext) -> Cotangents:
 
 @register_vjp(graph.EmbeddingOp)
 def embedding(ctx: VjpContext) -> Cotangents:
-    """Scatter-add of the rows' cotangents into the table, as one-hot(ids)ᵀ @ dy:
-    [N, V]ᵀ @ [N, D] with N = number of ids. Costs N·V·D multiply-adds and an [N, V]
-    one-hot, fine for vocabularies of thousands, not for huge ones."""
-    table = ctx.operand_type(0)
-    vocabulary, width = shape_of(table)
-    count = math.prod(shape_of(ctx.operand_type(1)))
-    ids = ctx.reshape(ctx.operand(1), (count,))
-    rows = ctx.reshape(ctx.cotangent, (count, width))
-    one_hot = ctx.one_hot(ids, vocabulary, table.element_type)
-    return [ctx.matmul(one_hot, rows, transpose_a=True), None]
+    """The rows' cotangents added into the table's rows by id: graph.embedding_grad (N · D
+    adds for N ids, where one-hot(ids)ᵀ @ dy would cost N · V · D and an [N, V] one-hot)."""
+    vocabulary, _ = shape_of(ctx.operand_type(0))
+    return [ctx.emit(graph.EmbeddingGradOp, [ctx.cotangent, ctx.operand(1)], vocabulary=vocabulary), None]
 
 
 @register_vjp(graph.CrossEntropyOp)

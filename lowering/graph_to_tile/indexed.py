@@ -1,12 +1,12 @@
-"""Index-driven kernels of `lower-graph-to-tile`: embedding (checked gathers) and dropout
-(a mask from each element's flat index)."""
+"""Index-driven kernels of `lower-graph-to-tile`: embedding (checked gathers), its gradient
+(checked scatter-adds) and dropout (a mask from each element's flat index)."""
 
 from __future__ import annotations
 
 import math
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, f32, f64, i1, i64
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType, f32, f64, i1, i64
 from xdsl.ir import Block, SSAValue
 
 from strata.dialects import graph, tile
@@ -41,6 +41,50 @@ def lower_embedding(op: graph.EmbeddingOp, p: ProgramLowering) -> None:
     out_view = TensorViewType((count, width), element, (width, 1))
     k.store(gathered, k.partition(2, out_view, (rows, columns)), [row, column])
     p.launch(k, [table, ids, out])
+    p.bind(op.result, out)
+
+
+@register_tile_lowering(graph.EmbeddingGradOp)
+def lower_embedding_grad(op: graph.EmbeddingGradOp, p: ProgramLowering) -> None:
+    """The table's sums zeroed, then one instance per (id tile, column tile) adds its rows
+    of grad into the rows its ids pick: a tile.check of the ids (as the embedding's), then
+    tile.scatter_add_tko (atomic: ids repeat, within a tile and across instances). A
+    16-bit table is summed in an f32 workspace and rounded by a third kernel."""
+    vocabulary, width = shape_of(op.result.type)
+    count = math.prod(shape_of(op.ids.type))  # 0 ids: only the zeroing runs
+    element = op.result.type.element_type
+    wide = f32 if isinstance(element, (BFloat16Type, Float16Type)) else element
+    out = p.new_buffer(op.result.type)
+    sums = out if wide == element else p.mark_workspace(p.new_buffer(TensorType(wide, [vocabulary, width])))
+    table = TensorViewType((vocabulary, width), wide, (width, 1))
+    elementwise_tile = p.cost.elementwise_tile((vocabulary, width), wide)
+
+    zero = KernelBuilder(p.kernel_name("embedding_grad_zero"), [sums], grid_of((vocabulary, width), elementwise_tile))
+    zero.store(zero.fill(0.0, elementwise_tile, wide), zero.partition(0, table, elementwise_tile), zero.program_ids)
+    p.launch(zero, [sums])
+
+    rows = min(next_power_of_two(count), max(1, p.cost.elements // min(next_power_of_two(width), MAX_TILE_DIM)))
+    columns = min(next_power_of_two(width), MAX_TILE_DIM, p.cost.elements)
+    grad, ids = p.buffer_of(op.grad), p.buffer_of(op.ids)
+    k = KernelBuilder(p.kernel_name(op), [grad, ids, sums], grid_of((count, width), (rows, columns)))
+    row, column = k.program_ids
+    id_view = TensorViewType((count, 1), op.ids.type.element_type, (1, 0))
+    id_tile = k.extend(k.load(k.partition(1, id_view, (rows, 1)), [row, k.index(0)]), i64, arith.ExtSIOp)
+    message = f"{location_prefix(op)}'graph.embedding_grad': an id is outside [0, {vocabulary})"
+    k.add(tile.CheckOp(out_of_range(k, id_tile, vocabulary), message))
+    grad_view = TensorViewType((count, width), element, (width, 1))
+    grad_tile = k.extend(k.load(k.partition(0, grad_view, (rows, columns)), [row, column]), wide)
+    table_view = k.add(tile.MakeTensorViewOp(k.block.args[2], table)).results[0]
+    k.scatter_add(grad_tile, table_view, id_tile, column)
+    p.launch(k, [grad, ids, sums])
+
+    if sums is not out:
+        rounding = KernelBuilder(p.kernel_name("embedding_grad_round"), [sums, out], grid_of((vocabulary, width), elementwise_tile))
+        summed = rounding.load(rounding.partition(0, table, elementwise_tile), rounding.program_ids)
+        rounded = rounding.map([summed], element, lambda block, a: Emitter(block)(arith.TruncFOp(a[0], element)))
+        out_view = TensorViewType((vocabulary, width), element, (width, 1))
+        rounding.store(rounded, rounding.partition(1, out_view, elementwise_tile), rounding.program_ids)
+        p.launch(rounding, [sums, out])
     p.bind(op.result, out)
 
 

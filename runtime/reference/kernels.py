@@ -278,6 +278,17 @@ def embedding(op: graph.EmbeddingOp, table: np.ndarray, ids: np.ndarray) -> np.n
     return table[ids]
 
 
+@register_reference(graph.EmbeddingGradOp)
+def embedding_grad(op: graph.EmbeddingGradOp, grad: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """grad's rows added into the rows of a zero [V, D] table that ids pick, in order."""
+    vocabulary = op.params()["vocabulary"]
+    _check_ids(op.name, "id", ids, vocabulary)
+    width = grad.shape[-1]
+    table = np.zeros((vocabulary, width), grad.dtype)
+    np.add.at(table, ids.reshape(-1), grad.reshape(-1, width))
+    return table
+
+
 @register_reference(graph.CrossEntropyOp)
 def cross_entropy(op: graph.CrossEntropyOp, logits: np.ndarray, labels: np.ndarray):
     _check_ids(op.name, "label", labels, logits.shape[1])

@@ -2839,3 +2839,53 @@ func.func @dropout_step_type(%x: tensor<4xf32>, %s: tensor<f32>) {
   %0 = "graph.dropout"(%x, %s) <{p = 0.5 : f64, seed = 3 : i64}> : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
   func.return
 }
+
+// -----
+
+// ============================================================================================
+// graph.embedding_grad (dialects/graph_grad.py): grad [*ids.shape, D] of a float type, ids
+// i32/i64, vocabulary >= 0; the result [vocabulary, D] of grad's type.
+// ============================================================================================
+
+// embedding_grad rows of another width than the table's result.
+// CHECK: error: 'graph.embedding_grad': result type tensor<10x8xf32> does not match the inferred tensor<10x16xf32>
+func.func @embedding_grad_width(%g: tensor<4x16xf32>, %ids: tensor<4xi64>) {
+  %0 = "graph.embedding_grad"(%g, %ids) <{vocabulary = 10 : i64}> : (tensor<4x16xf32>, tensor<4xi64>) -> tensor<10x8xf32>
+  func.return
+}
+
+// -----
+
+// embedding_grad grad rows that are not one per id.
+// CHECK: error: 'graph.embedding_grad': grad must be [*ids.shape, D] for ids tensor<5xi64>, got tensor<4x16xf32>
+func.func @embedding_grad_rows(%g: tensor<4x16xf32>, %ids: tensor<5xi64>) {
+  %0 = "graph.embedding_grad"(%g, %ids) <{vocabulary = 10 : i64}> : (tensor<4x16xf32>, tensor<5xi64>) -> tensor<10x16xf32>
+  func.return
+}
+
+// -----
+
+// embedding_grad ids of a float type.
+// CHECK: error: 'graph.embedding_grad': ids must have element type i32 or i64, got tensor<4xf32>
+func.func @embedding_grad_float_ids(%g: tensor<4x16xf32>, %ids: tensor<4xf32>) {
+  %0 = "graph.embedding_grad"(%g, %ids) <{vocabulary = 10 : i64}> : (tensor<4x16xf32>, tensor<4xf32>) -> tensor<10x16xf32>
+  func.return
+}
+
+// -----
+
+// embedding_grad of integer cotangents.
+// CHECK: error: 'graph.embedding_grad': grad must have a float element type, got tensor<4x16xi32>
+func.func @embedding_grad_int_grad(%g: tensor<4x16xi32>, %ids: tensor<4xi64>) {
+  %0 = "graph.embedding_grad"(%g, %ids) <{vocabulary = 10 : i64}> : (tensor<4x16xi32>, tensor<4xi64>) -> tensor<10x16xi32>
+  func.return
+}
+
+// -----
+
+// embedding_grad without its vocabulary.
+// CHECK: error: property 'vocabulary' expected in operation 'graph.embedding_grad'
+func.func @embedding_grad_no_vocabulary(%g: tensor<4x16xf32>, %ids: tensor<4xi64>) {
+  %0 = "graph.embedding_grad"(%g, %ids) : (tensor<4x16xf32>, tensor<4xi64>) -> tensor<10x16xf32>
+  func.return
+}

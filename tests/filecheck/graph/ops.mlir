@@ -61,11 +61,13 @@ func.func @shapes(%x: tensor<2x4x8xf32>, %y: tensor<2x3x8xf32>) -> tensor<2x7x8x
 
 // The gradient ops (dialects/graph_grad.py): attention_grad's three results have the types
 // of q, k and v (here q/k head 8, v head 16, 4 queries, 6 keys); causal defaults to false.
-func.func @grad(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x16xf32>, %o: tensor<2x4x16xf32>, %do: tensor<2x4x16xf32>, %h: tensor<64x32xbf16>) -> tensor<2x4x8xf32> {
+// embedding_grad's rows of 16 go into a [vocabulary, 16] table.
+func.func @grad(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x16xf32>, %o: tensor<2x4x16xf32>, %do: tensor<2x4x16xf32>, %h: tensor<64x32xbf16>, %ids: tensor<2x4xi32>) -> tensor<2x4x8xf32> {
   %0:3 = "graph.attention_grad"(%q, %k, %v, %o, %do) <{scale = 0.35355339059327379 : f64}> : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x16xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>) -> (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x16xf32>)
   %1:3 = "graph.attention_grad"(%h, %h, %h, %h, %h) <{scale = 1.250000e-01 : f64, causal = true}> : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>) -> (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>)
   %2:2 = "graph.attention_lse"(%h, %h, %h) <{scale = 1.250000e-01 : f64, causal = true}> : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>) -> (tensor<64x32xbf16>, tensor<64xf32>)
   %3:3 = "graph.attention_grad"(%h, %h, %h, %2#0, %h, %2#1) <{scale = 1.250000e-01 : f64, causal = true}> : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64xf32>) -> (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>)
+  %4 = "graph.embedding_grad"(%o, %ids) <{vocabulary = 100 : i64}> : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<100x16xf32>
   func.return %0#0 : tensor<2x4x8xf32>
 }
 
@@ -119,11 +121,12 @@ func.func @grad(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x16x
 // CHECK-NEXT: %3 = graph.slice %x {starts = array<i64: 0, 1, 0>, limits = array<i64: 2, 4, 8>, steps = array<i64: 1, 2, 3>} : (tensor<2x4x8xf32>) -> tensor<2x2x3xf32>
 // CHECK-NEXT: %4 = graph.concat %x, %y {axis = -2 : i64} : (tensor<2x4x8xf32>, tensor<2x3x8xf32>) -> tensor<2x7x8xf32>
 // CHECK-NEXT: func.return %4 : tensor<2x7x8xf32>
-// CHECK-LABEL: func.func @grad(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x16xf32>, %o: tensor<2x4x16xf32>, %do: tensor<2x4x16xf32>, %h: tensor<64x32xbf16>) -> tensor<2x4x8xf32> {
+// CHECK-LABEL: func.func @grad(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x16xf32>, %o: tensor<2x4x16xf32>, %do: tensor<2x4x16xf32>, %h: tensor<64x32xbf16>, %ids: tensor<2x4xi32>) -> tensor<2x4x8xf32> {
 // CHECK-NEXT: %0, %1, %2 = graph.attention_grad %q, %k, %v, %o, %do {scale = 0.35355339059327379 : f64} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x16xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>) -> (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x16xf32>)
 // CHECK-NEXT: %3, %4, %5 = graph.attention_grad %h, %h, %h, %h, %h {scale = 1.250000e-01 : f64, causal = true} : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>) -> (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>)
 // CHECK-NEXT: %6, %7 = graph.attention_lse %h, %h, %h {scale = 1.250000e-01 : f64, causal = true} : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>) -> (tensor<64x32xbf16>, tensor<64xf32>)
 // CHECK-NEXT: %8, %9, %10 = graph.attention_grad %h, %h, %h, %6, %h lse %7 {scale = 1.250000e-01 : f64, causal = true} : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64xf32>) -> (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>)
+// CHECK-NEXT: %11 = graph.embedding_grad %o, %ids {vocabulary = 100 : i64} : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<100x16xf32>
 // CHECK-NEXT: func.return %0 : tensor<2x4x8xf32>
 
 // GENERIC: %0 = "graph.neg"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -174,4 +177,5 @@ func.func @grad(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x16x
 // GENERIC: %3, %4, %5 = "graph.attention_grad"(%h, %h, %h, %h, %h) <{scale = 1.250000e-01 : f64, causal = true}> : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>) -> (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>)
 // GENERIC: %6, %7 = "graph.attention_lse"(%h, %h, %h) <{scale = 1.250000e-01 : f64, causal = true}> : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>) -> (tensor<64x32xbf16>, tensor<64xf32>)
 // GENERIC: %8, %9, %10 = "graph.attention_grad"(%h, %h, %h, %6, %h, %7) <{scale = 1.250000e-01 : f64, causal = true}> : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64xf32>) -> (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>)
+// GENERIC: %11 = "graph.embedding_grad"(%o, %ids) <{vocabulary = 100 : i64}> : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<100x16xf32>
 // GENERIC: "func.return"(%0) : (tensor<2x4x8xf32>) -> ()

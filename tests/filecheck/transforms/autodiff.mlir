@@ -121,3 +121,18 @@ func.func @attention(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x
   %0 = "graph.attention"(%q, %k, %v) <{scale = 0.5 : f64, causal = true}> : (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   func.return %0 : tensor<2x8x4xf32>
 }
+
+// -----
+
+// embedding: the table's cotangent is one graph.embedding_grad of the result's cotangent and
+// the ids (rows added by id), not a one-hot of the ids and a matmul; the ids get none.
+// CHECK-LABEL: func.func @embed_grad(
+// CHECK:         %[[E:.*]] = graph.embedding %table, %ids
+// CHECK-NEXT:    %[[DT:.*]] = graph.embedding_grad %d_result0, %ids {vocabulary = 50 : i64} : (tensor<2x3x16xf32>, tensor<2x3xi64>) -> tensor<50x16xf32>
+// CHECK-NEXT:    func.return %[[E]], %[[DT]] : tensor<2x3x16xf32>, tensor<50x16xf32>
+// CHECK-NOT:     graph.compare
+// CHECK-NOT:     graph.matmul
+func.func @embed(%table: tensor<50x16xf32>, %ids: tensor<2x3xi64>) -> tensor<2x3x16xf32> attributes {graph.differentiate} {
+  %0 = "graph.embedding"(%table, %ids) : (tensor<50x16xf32>, tensor<2x3xi64>) -> tensor<2x3x16xf32>
+  func.return %0 : tensor<2x3x16xf32>
+}
