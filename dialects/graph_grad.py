@@ -1,10 +1,10 @@
 """Gradient ops of the `graph` dialect: ops the autodiff pass emits for the backward of an
 op whose gradient a target computes better as one piece than as the graph ops spelling
 it out (graph.attention_grad, graph.embedding_grad), and the forward that saves what such
-a backward reads (graph.attention_lse, put in by share-attention-lse). They are not in the op catalogue users build from (GRAPH_OPS);
-every target runs them (the reference directly, the CPU and GPU through
-transforms/expand_attention_grad.py or a fused kernel), and they have no VJP rule of their
-own (no second derivatives)."""
+a backward reads (graph.attention_lse, put in by share-attention-lse). They are not in
+the op catalogue users build from (GRAPH_OPS); every target runs them (the reference
+directly, the CPU and GPU through transforms/expand_attention_grad.py or kernels of their
+own), and they have no VJP rule of their own (no second derivatives)."""
 
 from __future__ import annotations
 
