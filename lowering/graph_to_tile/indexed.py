@@ -27,15 +27,11 @@ def lower_embedding(op: graph.EmbeddingOp, p: ProgramLowering) -> None:
     vocabulary, width = shape_of(op.table.type)
     count = math.prod(shape_of(op.ids.type))  # 0 ids: an empty grid, nothing launched
     element = op.table.type.element_type
-    rows = min(next_power_of_two(count), max(1, p.cost.elements // min(next_power_of_two(width), MAX_TILE_DIM)))
-    columns = min(next_power_of_two(width), MAX_TILE_DIM, p.cost.elements)
+    rows, columns = row_tiles(p, count, width)
     table, ids, out = p.buffer_of(op.table), p.buffer_of(op.ids), p.new_buffer(op.result.type)
     k = KernelBuilder(p.kernel_name(op), [table, ids, out], grid_of((count, width), (rows, columns)))
     row, column = k.program_ids
-    id_view = TensorViewType((count, 1), op.ids.type.element_type, (1, 0))
-    id_tile = k.extend(k.load(k.partition(1, id_view, (rows, 1)), [row, k.index(0)]), i64, arith.ExtSIOp)
-    message = f"{location_prefix(op)}'graph.embedding': an id is outside [0, {vocabulary})"
-    k.add(tile.CheckOp(out_of_range(k, id_tile, vocabulary), message))
+    id_tile = checked_ids(k, op, 1, rows, vocabulary)
     table_view = k.add(tile.MakeTensorViewOp(k.block.args[0], TensorViewType((vocabulary, width), element, (width, 1)))).results[0]
     gathered = k.add(tile.GatherOp(table_view, id_tile, column, TileType((rows, columns), element))).results[0]
     out_view = TensorViewType((count, width), element, (width, 1))
@@ -63,15 +59,11 @@ def lower_embedding_grad(op: graph.EmbeddingGradOp, p: ProgramLowering) -> None:
     zero.store(zero.fill(0.0, elementwise_tile, wide), zero.partition(0, table, elementwise_tile), zero.program_ids)
     p.launch(zero, [sums])
 
-    rows = min(next_power_of_two(count), max(1, p.cost.elements // min(next_power_of_two(width), MAX_TILE_DIM)))
-    columns = min(next_power_of_two(width), MAX_TILE_DIM, p.cost.elements)
+    rows, columns = row_tiles(p, count, width)
     grad, ids = p.buffer_of(op.grad), p.buffer_of(op.ids)
     k = KernelBuilder(p.kernel_name(op), [grad, ids, sums], grid_of((count, width), (rows, columns)))
     row, column = k.program_ids
-    id_view = TensorViewType((count, 1), op.ids.type.element_type, (1, 0))
-    id_tile = k.extend(k.load(k.partition(1, id_view, (rows, 1)), [row, k.index(0)]), i64, arith.ExtSIOp)
-    message = f"{location_prefix(op)}'graph.embedding_grad': an id is outside [0, {vocabulary})"
-    k.add(tile.CheckOp(out_of_range(k, id_tile, vocabulary), message))
+    id_tile = checked_ids(k, op, 1, rows, vocabulary)
     grad_view = TensorViewType((count, width), element, (width, 1))
     grad_tile = k.extend(k.load(k.partition(0, grad_view, (rows, columns)), [row, column]), wide)
     table_view = k.add(tile.MakeTensorViewOp(k.block.args[2], table)).results[0]
@@ -86,6 +78,24 @@ def lower_embedding_grad(op: graph.EmbeddingGradOp, p: ProgramLowering) -> None:
         rounding.store(rounded, rounding.partition(1, out_view, elementwise_tile), rounding.program_ids)
         p.launch(rounding, [sums, out])
     p.bind(op.result, out)
+
+
+def row_tiles(p: ProgramLowering, count: int, width: int) -> tuple[int, int]:
+    """(rows, columns) of the tiles of a kernel over `count` rows of `width` picked by id."""
+    rows = min(next_power_of_two(count), max(1, p.cost.elements // min(next_power_of_two(width), MAX_TILE_DIM)))
+    return rows, min(next_power_of_two(width), MAX_TILE_DIM, p.cost.elements)
+
+
+def checked_ids(k: KernelBuilder, op: graph.EmbeddingOp | graph.EmbeddingGradOp, argument: int, rows: int,
+                vocabulary: int) -> SSAValue:
+    """This instance's [rows, 1] tile of op's ids (kernel argument `argument`, flat), as
+    i64, after a tile.check that each lies in [0, vocabulary) (a run-time error naming op)."""
+    count = math.prod(shape_of(op.ids.type))
+    id_view = TensorViewType((count, 1), op.ids.type.element_type, (1, 0))
+    ids = k.extend(k.load(k.partition(argument, id_view, (rows, 1)), [k.program_ids[0], k.index(0)]), i64, arith.ExtSIOp)
+    message = f"{location_prefix(op)}'{op.name}': an id is outside [0, {vocabulary})"
+    k.add(tile.CheckOp(out_of_range(k, ids, vocabulary), message))
+    return ids
 
 
 def out_of_range(k: KernelBuilder, ids: SSAValue, bound: int) -> SSAValue:

@@ -363,14 +363,10 @@ def _scatter_add(k: GpuKernelLowering, op: tile.ScatterAddTkoOp) -> None:
     """Each element of the valid extent added into its picked row atomically (`atom.global.add`)
     by the thread the thread loop gives it, after this kernel's pending stores (token order)."""
     k.flush_stores()
-    buffer, view = k.values[op.view]
-    origin, extents = k.scattered_columns(op)
-    value, rows = k.tile_of(op.tile), k.tile_of(op.rows)
+    buffer, extents, added = k.scatter_target(op)
 
     def add(indices: list[SSAValue]) -> None:
-        element = k.read(value, indices)
-        offset = k.element_offset(view, [k.picked_row(rows, indices[0], view.get_shape()[0]), origin],
-                                  [k.index(0), indices[1]])
+        element, offset = added(indices)
         if buffer in k.barriers.ordered_buffers:
             k.note_write(buffer, indices, None)
         k.effect(lambda: k.emit(atomic_add(element, buffer, offset)))

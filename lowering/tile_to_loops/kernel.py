@@ -328,14 +328,22 @@ class KernelLowering:
         clamped = self.emit(arith.MinSIOp(self.emit(arith.MaxSIOp(row, self.emit(low))), self.emit(high)))
         return self.emit(arith.IndexCastOp(clamped, IndexType()))
 
-    def scattered_columns(self, op: tile.ScatterAddTkoOp) -> tuple[SSAValue, list[SSAValue]]:
-        """(the first view column tile.scatter_add_tko adds into, the extents it adds: the
-        tile's rows, its columns inside the view)."""
+    def scatter_target(self, op: tile.ScatterAddTkoOp) -> tuple[SSAValue, list[SSAValue], Callable]:
+        """(the view's buffer, the extents tile.scatter_add_tko adds over: the tile's rows and
+        its columns inside the view, added(indices) -> (the tile's element there, its offset
+        in the buffer at the picked row))."""
+        buffer, view = self.values[op.view]
         columns = op.tile.type.get_shape()[1]
         origin = self.mul(self.values[op.column], self.index(columns))
-        remaining = self.emit(arith.SubiOp(self.index(op.view.type.get_shape()[1]), origin))
-        value = self.tile_of(op.tile)
-        return origin, [value.extents[0], self.emit(arith.MinSIOp(remaining, value.extents[1]))]
+        remaining = self.emit(arith.SubiOp(self.index(view.get_shape()[1]), origin))
+        value, rows = self.tile_of(op.tile), self.tile_of(op.rows)
+        extents = [value.extents[0], self.emit(arith.MinSIOp(remaining, value.extents[1]))]
+
+        def added(indices: list[SSAValue]) -> tuple[SSAValue, SSAValue]:
+            row = self.picked_row(rows, indices[0], view.get_shape()[0])
+            return self.read(value, indices), self.element_offset(view, [row, origin], [self.index(0), indices[1]])
+
+        return buffer, extents, added
 
     def read(self, value: Tile, indices: Sequence[SSAValue]) -> SSAValue:
         match value:

@@ -44,14 +44,10 @@ def _store(k: KernelLowering, op: tile.StoreViewTkoOp) -> None:
 def _scatter_add(k: KernelLowering, op: tile.ScatterAddTkoOp) -> None:
     """Each element of the valid extent added into its picked row by one atomic
     read-add-write (rows repeat, and kernel instances run on several cores)."""
-    buffer, view = k.values[op.view]
-    origin, extents = k.scattered_columns(op)
-    value, rows = k.tile_of(op.tile), k.tile_of(op.rows)
+    buffer, extents, added = k.scatter_target(op)
 
     def add_element(indices: list[SSAValue]) -> None:
-        element = k.read(value, indices)
-        offset = k.element_offset(view, [k.picked_row(rows, indices[0], view.get_shape()[0]), origin],
-                                  [k.index(0), indices[1]])
+        element, offset = added(indices)
         k.emit(atomic_add(element, buffer, offset))
 
     k.loop_nest(extents, add_element)
