@@ -158,3 +158,44 @@ def test_exp_range_edges():
     assert ulps.max() <= 1.5
     assert np.isnan(got[np.isnan(x)]).all()
     assert (got[x > 88.72283] == np.inf).all() and (got[x < -86.5] == 0).all()
+
+
+def gpu_tiles_on_the_cpu(text: str):
+    """The program with the GPU's tile choices (lower-graph-to-tile{matmul_min_tiles=132}),
+    run by the CPU: the row kernels' GPU-only paths, checked without a GPU."""
+    from strata.runtime.cpu import compile_cached
+    from strata.runtime.program import LoweredProgram
+    from strata.targets.cpu import CpuPipelinePass
+    from strata.targets.passes import run_pipeline
+
+    steps = CpuPipelinePass.STEPS.replace("lower-graph-to-tile", "lower-graph-to-tile{matmul_min_tiles=132 tile_elements=2048}")
+    return compile_cached(strata.parse_module(text), steps,
+                          lambda m: LoweredProgram.lower(m, None, lambda lowered: run_pipeline(lowered, steps)))  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "f64"])
+@pytest.mark.parametrize("classes", [4096, 5001, 2049], ids=lambda c: f"{c}-classes")
+def test_cross_entropy_column_partials(classes, dtype):
+    """The GPU's cross-entropy over rows of several column tiles keeps a maximum and a sum
+    per column of the tile, reduced once (RowKernel.column_partial_max_sum), the partial
+    last tile taken per row: whole tiles only, a partial last one, a last one of one
+    column; rows with -inf logits (one all -inf but the label's, one starting with a long
+    -inf run), a large outlier, f32/bf16/f64."""
+    from strata.support.dtypes import NUMPY_DTYPES
+
+    rows = 9
+    rng = np.random.default_rng(5)
+    logits = (rng.standard_normal((rows, classes)) * 4).astype(NUMPY_DTYPES[dtype])
+    labels = rng.integers(0, classes, rows)
+    logits[1, :] = -np.inf
+    logits[1, labels[1]] = 0
+    logits[2, : classes - 5] = -np.inf
+    labels[2] = classes - 1
+    logits[3, classes // 2] = 60
+    t, lt = f"tensor<{rows}x{classes}x{dtype}>", f"tensor<{rows}xi64>"
+    text = (f"func.func @f(%x: {t}, %l: {lt}) -> tensor<{dtype}> {{\n"
+            f"  %0 = graph.cross_entropy %x, %l : ({t}, {lt}) -> tensor<{dtype}>\n  func.return %0 : tensor<{dtype}>\n}}\n")
+    got = gpu_tiles_on_the_cpu(text)(logits, labels)
+    want = strata.interpret(text, logits, labels)
+    tolerance = {"f32": 1e-6, "bf16": 1e-2, "f64": 1e-12}[dtype]
+    np.testing.assert_allclose(np.asarray(got[0], np.float64), np.asarray(want[0], np.float64), rtol=tolerance)
