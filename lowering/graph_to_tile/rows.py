@@ -230,7 +230,7 @@ class RowKernel:
 
         total = k.reduce(self.map([totals, largests, self.spread(largest)], rescaled), axis, "sum")
         sums = [k.reduce(s, axis, "sum") for s in sums]
-        if whole < self.layout.steps:  # the partial last tile, per row (its columns past the row are no state's)
+        if whole < self.layout.steps:  # the partial last tile, per row
             total, *sums, largest = self.online_step(x_of, sums_of)(k.index(whole), [total, *sums, largest])
         return largest, total, sums
 
