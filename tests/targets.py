@@ -52,3 +52,14 @@ def compile_for_test(text: str, **options):
         gpu_ptx(text)
         return strata.compile(text, target="cpu", **options)
     return strata.compile(text, target=TARGET, **options)
+
+
+def compile_with_steps(text: str, steps: str):
+    """The program lowered by the pass pipeline `steps` (a CPU pipeline with changed
+    options) and run by the CPU, through the compile cache (keyed by the steps too)."""
+    from strata.runtime.cpu import compile_cached
+    from strata.runtime.program import LoweredProgram
+    from strata.targets.passes import run_pipeline
+
+    return compile_cached(strata.parse_module(text), steps,
+                          lambda m: LoweredProgram.lower(m, None, lambda lowered: run_pipeline(lowered, steps)))  # fmt: skip

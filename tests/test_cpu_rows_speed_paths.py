@@ -11,7 +11,7 @@ import pytest
 
 import strata
 from programs import single_op
-from targets import compile_for_test
+from targets import compile_for_test, compile_with_steps
 
 
 def close_to_reference(text: str, inputs, fusion: bool = True, rtol: float = 2e-6, atol: float = 1e-7) -> None:
@@ -163,14 +163,10 @@ def test_exp_range_edges():
 def gpu_tiles_on_the_cpu(text: str):
     """The program with the GPU's tile choices (lower-graph-to-tile{matmul_min_tiles=132}),
     run by the CPU: the row kernels' GPU-only paths, checked without a GPU."""
-    from strata.runtime.cpu import compile_cached
-    from strata.runtime.program import LoweredProgram
     from strata.targets.cpu import CpuPipelinePass
-    from strata.targets.passes import run_pipeline
 
-    steps = CpuPipelinePass.STEPS.replace("lower-graph-to-tile", "lower-graph-to-tile{matmul_min_tiles=132 tile_elements=2048}")
-    return compile_cached(strata.parse_module(text), steps,
-                          lambda m: LoweredProgram.lower(m, None, lambda lowered: run_pipeline(lowered, steps)))  # fmt: skip
+    tiles = "lower-graph-to-tile{matmul_min_tiles=132 tile_elements=2048}"
+    return compile_with_steps(text, CpuPipelinePass.STEPS.replace("lower-graph-to-tile", tiles))
 
 
 @pytest.mark.parametrize("dtype", ["f32", "bf16", "f64"])

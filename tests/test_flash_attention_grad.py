@@ -14,14 +14,12 @@ import pytest
 
 import strata
 from strata.dialects import tile
-from strata.runtime.cpu import compile_cached
-from strata.runtime.program import LoweredProgram
 from strata.support.dtypes import NUMPY_DTYPES
 from strata.support.errors import StrataError
 from strata.targets.cpu import CpuPipelinePass
 from strata.targets.cuda import GpuPipelinePass
 from strata.targets.passes import run_pipeline
-from targets import ptxas
+from targets import compile_with_steps, ptxas
 from test_flash_attention import lower_for_sm90
 from test_gpu import lower, needs_gpu, needs_ptx_tools
 
@@ -133,8 +131,7 @@ def flash_bodies_on_the_cpu(text: str, pair: bool = False):
     steps = CpuPipelinePass.STEPS.replace(
         "lower-graph-to-tile", "lower-graph-to-tile{flash_attention=true fused_attention=false}"
     ).replace("expand-attention-grad", kept)
-    return compile_cached(strata.parse_module(text), steps,
-                          lambda m: LoweredProgram.lower(m, None, lambda lowered: run_pipeline(lowered, steps)))  # fmt: skip
+    return compile_with_steps(text, steps)
 
 
 def error_bound(case, args, want, low_terms: float) -> list[np.ndarray]:
