@@ -27,8 +27,8 @@ def lower_cross_entropy(op: graph.CrossEntropyOp, p: ProgramLowering) -> None:
     """Per row: logsumexp(logits) - logits[label] (the label picked by a masked sum, after
     a tile.check that labels lie in [0, C); rows of several column tiles in one online
     pass, RowKernel.online_max_sum, on the GPU with per-column partials); then the mean
-    over rows. The per-row losses
-    of f16/bf16 logits are an f32 workspace: only the mean is rounded."""
+    over rows. The per-row losses of f16/bf16 logits are an f32 workspace: only the mean
+    is rounded."""
     logits_type = op.logits.type
     n, classes = shape_of(logits_type)
     element = logits_type.element_type
@@ -36,8 +36,7 @@ def lower_cross_entropy(op: graph.CrossEntropyOp, p: ProgramLowering) -> None:
     layout = RowLayout.of((n, classes), 1, p.cost.elements)
     logits, labels = p.buffer_of(op.logits), p.buffer_of(op.labels)
     losses = p.mark_workspace(p.new_buffer(TensorType(wide, [n])))
-    row = RowKernel(op, p, layout, [logits, labels, losses], element)
-    row.column_partials = column_partials_pay(p)
+    row = RowKernel(op, p, layout, [logits, labels, losses], element, column_partials=column_partials_pay(p))
     k = row.k
     x = k.partition(0, layout.view(element), layout.tile)
     label_view = TensorViewType((n, classes), op.labels.type.element_type, (1, 0))

@@ -91,13 +91,13 @@ class RowKernel:
     """A KernelBuilder plus the row layout: passes over the columns of each row tile."""
 
     def __init__(self, op: Operation | str, p: ProgramLowering, layout: RowLayout, buffers: Sequence[SSAValue], element,
-                 compute=None):
+                 compute=None, column_partials: bool = False):
         self.k = KernelBuilder(p.kernel_name(op), buffers, layout.grid)
         self.layout = layout
         self.compute = compute or (f32 if isinstance(element, (Float16Type, BFloat16Type)) else element)
-        self.column_partials = False
+        self.column_partials = column_partials
         """online_max_sum keeps a maximum and a sum per column of the tile and reduces them
-        once after the loop (column_partial_max_sum); set by kernels that pay for it."""
+        once after the loop (column_partial_max_sum; where it pays: column_partials_pay)."""
 
     def at(self, column: SSAValue) -> list[SSAValue]:
         return [*self.k.program_ids, column]
