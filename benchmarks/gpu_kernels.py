@@ -2,7 +2,8 @@
 
     python benchmarks/gpu_kernels.py [--repeat 30] [--json out.json] [--only rows matmul lowp attention launch models]
 
-- rows: softmax and layernorm over the last axis (f32), also as GB/s (read + write once);
+- rows: softmax and layernorm over the last axis (f32), also as GB/s (read + write once),
+  and bf16 softmax / log_softmax over long rows (GPT-2's [8192, 50257] logits);
 - matmul: f32 square matmuls vs torch.matmul with TF32 off (CUDA cores, like Strata's), and
   both with TF32 on (`allow_tf32=True`: tensor cores);
 - lowp: bf16 and f16 square matmuls (tensor cores, f32 accumulation) vs torch.matmul (cuBLAS);
@@ -141,6 +142,21 @@ def main(argv=None) -> int:
             _, (tx, tg, tb) = compare(exe, [x, gamma, beta], lambda a, b, c: F.layer_norm(a, shape[1:], b, c))
             s, t = strata_time(exe), torch_time(lambda: F.layer_norm(tx, shape[1:], tg, tb))
             report("rows", f"layernorm {shape[0]}x{shape[1]}", s, t, f"{8 * x.size / s / 1e9:.0f} GB/s")
+        import ml_dtypes
+
+        for shape, log in [((8192, 50257), False), ((8192, 50257), True), ((2048, 32768), False), ((16384, 2304), False)]:
+            x = rng.standard_normal(shape, dtype=np.float32).astype(ml_dtypes.bfloat16)
+            op, torch_op = (ops.log_softmax, torch.log_softmax) if log else (ops.softmax, torch.softmax)
+            g = strata.Graph("softmax")
+            g.output(op(g.input("x", shape, "bf16")))
+            exe = strata.compile(g.build(), target="cuda").run
+            tx = torch.from_numpy(x.astype(np.float32)).cuda().to(torch.bfloat16)
+            error = float(np.max(np.abs(exe(x)[0].astype(np.float32) - torch_op(tx, -1).float().cpu().numpy())))
+            if error > (0.07 if log else 1e-2):  # log_softmax: bf16's spacing at |y| of 8 to 16 is 0.0625
+                raise SystemExit(f"bf16 {'log_' if log else ''}softmax mismatch: max |Δ| = {error}")
+            exe.set_inputs(x)
+            s, t = strata_time(exe), torch_time(lambda: torch_op(tx, -1))
+            report("rows", f"bf16 {'log_' if log else ''}softmax {shape[0]}x{shape[1]}", s, t, f"{4 * x.size / s / 1e9:.0f} GB/s")
     if "matmul" in args.only:
         for n in (512, 1024, 2048, 4096):
             a = rng.standard_normal((n, n), dtype=np.float32)

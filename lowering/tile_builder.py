@@ -75,6 +75,10 @@ class TileCostModel:
     fused_attention: bool = True
     """graph.attention as one kernel with an online softmax (attention.py); False: three
     kernels (scores, softmax, values), the GPU's form."""
+    resident_row_bytes: int = 0
+    """A softmax or log_softmax whose rows are longer than one column tile but at most this
+    many bytes is marked `tile.resident_softmax` (0: never): the GPU (sm_90) replaces it by a
+    kernel that keeps each row in shared memory and reads it once (graph_to_tile/rows.py)."""
 
     def elementwise_tile(self, shape: Sequence[int], element_type: Attribute, tiles: int = 2) -> tuple[int, ...]:
         """A tile shape for `shape`; `tiles` tiles of it (a kernel's loads and results)

@@ -21,6 +21,9 @@ from strata.targets.target import Target, register_target
 
 DEFAULT_ARCH = "sm_90"
 WARPGROUP_ARCH = "sm_90a"
+RESIDENT_ROW_BYTES = 112 * 1024
+"""Softmax rows up to this long are kept in shared memory on sm_90: two blocks of such rows
+fit one multiprocessor's 228 KiB, so one block's copies fly while the other computes."""
 
 
 @register_pipeline
@@ -53,12 +56,14 @@ class GpuPipelinePass(PipelinePass):
     """16-bit matmuls on sm_90's warpgroup mma: 128 x 128 x 64 tiles, 128 x 256 where k is
     long and they fill whole waves (matmul_16bit_n=256, matmul_16bit_k=64), and
     lower-tile-to-gpu{warpgroup_mma=true}; the PTX is then for sm_90a
-    (H100/H200) only.
+    (H100/H200) only. sm_90's shared memory also holds softmax rows of up to
+    RESIDENT_ROW_BYTES, read once (resident_row_bytes).
     strata.compile sets it on such a device."""
 
     def steps(self) -> str:
         added = {
-            "lower-graph-to-tile": ["matmul_16bit_k=64", "matmul_16bit_n=256"] if self.warpgroup_mma else [],
+            "lower-graph-to-tile": ["matmul_16bit_k=64", "matmul_16bit_n=256", f"resident_row_bytes={RESIDENT_ROW_BYTES}"]
+            if self.warpgroup_mma else [],
             "lower-tile-to-gpu": [
                 o for o, wanted in (
                     ("tf32=true", self.allow_tf32), ("warpgroup_mma=true", self.warpgroup_mma),

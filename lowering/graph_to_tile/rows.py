@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType, f32, i64
+from xdsl.dialects.builtin import BFloat16Type, BoolAttr, DictionaryAttr, Float16Type, TensorType, f32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from strata.dialects import graph
@@ -370,9 +370,26 @@ def softmax_kernel(
     y = row.k.partition(1, layout.view(element), layout.tile)
     own = y if element == row.compute and stores_exp_once(p) else None
     softmax_rows(row, lambda c: row.load(x, c), lambda c, value: row.store(y, c, value, element), log, causal, own)
+    marks = {RESIDENT_MARK: DictionaryAttr({"log": BoolAttr.from_bool(log)})} if resident(p, layout, element, causal) else {}
     # The write pass reads each column tile before writing it: safe in place.
-    p.launch(row.k, [source, out], in_place=[0])
+    p.launch(row.k, [source, out], in_place=[0], attributes=marks)
     return out
+
+
+RESIDENT_MARK = "tile.resident_softmax"
+
+
+def resident(p: ProgramLowering, layout: RowLayout, element, causal: bool) -> bool:
+    """Whether a softmax kernel is marked RESIDENT_MARK ({log}): rows along the last axis,
+    longer than one column tile and within the cost model's resident_row_bytes, one row
+    per kernel instance. The GPU lowers it as a kernel that copies each row into shared
+    memory once and runs both passes there (tile_to_gpu/resident_rows.py); elsewhere the
+    mark changes nothing."""
+    length = layout.shape[layout.axis]
+    return (
+        not causal and layout.axis == len(layout.shape) - 1 and layout.steps > 1 and layout.tile[-2] == 1
+        and length * element_bytes(element) <= p.cost.resident_row_bytes
+    )  # fmt: skip
 
 
 @register_tile_lowering(graph.SoftmaxOp, graph.LogSoftmaxOp)

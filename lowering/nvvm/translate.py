@@ -299,6 +299,8 @@ INLINE_PTX = {
     "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16": "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0,$1}, [$2];",
     "cp.async.cg.shared.global.16": "cp.async.cg.shared.global [$0], [$1], 16, $2;",
     "st.global.b32": "st.global.b32 [$0], $1;",
+    "st.global.v4.b32": "st.global.v4.b32 [$0], {$1, $2, $3, $4};",
+    "ld.shared.v4.b32": "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];",
     "cp.async.commit_group": "cp.async.commit_group;",
     **{f"cp.async.wait_group.{n}": f"cp.async.wait_group {n};" for n in range(8)},
     "fence.proxy.async.shared::cta": "fence.proxy.async.shared::cta;",

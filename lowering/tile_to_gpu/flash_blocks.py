@@ -93,7 +93,9 @@ def block_loop(k: GpuKernelLowering, lower: SSAValue, upper: SSAValue, state: li
     outer, k.cursor = k.cursor, loop_body
     k.emit(scf.YieldOp(*body(loop_body.args[0], list(loop_body.args[1:]))))
     k.cursor = outer
-    return list(k.emit(scf.ForOp(lower, upper, k.index(1), state, Region(loop_body))).owner.results)
+    loop = scf.ForOp(lower, upper, k.index(1), state, Region(loop_body))
+    k.emit(loop)
+    return list(loop.results)
 
 
 def online_softmax_rows(k: GpuKernelLowering, t: list[SSAValue], largest: list[SSAValue], totals: list[SSAValue],

@@ -146,7 +146,7 @@ class GpuKernelLowering(ThreadMappedLowering):
         self.lower_body()
         self.emit(func.ReturnOp())
         self.drop_unread_shared()
-        limit = WARPGROUP_SHARED_LIMIT if self.warpgroup_mma_used else DYNAMIC_SHARED_LIMIT
+        limit = self.shared_limit()
         if self.shared_bytes + self.dynamic_shared_bytes > limit:
             raise StrataError(
                 f"lower-tile-to-gpu: kernel @{kernel.sym_name.data} needs {self.shared_bytes} bytes of static and "
@@ -168,6 +168,10 @@ class GpuKernelLowering(ThreadMappedLowering):
             function.attributes["tile.error"] = StringAttr("; ".join(self.error_messages))
         self.carry_kernel_attributes(function)
         return function
+
+    def shared_limit(self) -> int:
+        """Shared memory the kernel may take in all: sm_90's where it runs the warpgroup mma."""
+        return WARPGROUP_SHARED_LIMIT if self.warpgroup_mma_used else DYNAMIC_SHARED_LIMIT
 
     def drop_unread_shared(self) -> None:
         """Erases static shared buffers that are only written (the shared row of results a

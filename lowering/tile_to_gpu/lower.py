@@ -63,6 +63,10 @@ How tiles map to threads:
   `{barriers = "naive"}` instead puts a barrier after every piece of block code that writes
   (shared, or token-ordered global) memory, and before it when anything is pending, for
   comparison (FileCheck).
+- **Marked kernels** keep their meaning in their body but are lowered whole by kernels of
+  their own: flash attention forward and backward (`tile.flash_attention`,
+  `tile.flash_attention_grad`) and softmax rows held in shared memory
+  (`tile.resident_softmax`, resident_rows.py).
 - **tile.check** stores 1 into a trailing `memref<1xi32>` status argument (the runtime
   raises the kernel's `tile.error` message); execution continues with clamped indices, so
   that no thread leaves early and no barrier is skipped: a `bar.sync` that not all threads
@@ -87,6 +91,7 @@ from strata.lowering.tile_to_gpu import (
     flash_attention_grad,
     flash_attention_grad_wgmma,
     flash_attention_wgmma,
+    resident_rows,
     warpgroup_loop,
 )
 # ops and mma are imported for their registrations in GPU_LOWERINGS.
@@ -152,6 +157,8 @@ class LowerTileToGpuPass(ModulePass):
                 wgmma = self.warpgroup_mma and flash_attention_grad_wgmma.takes(kernel)
                 grad = flash_attention_grad_wgmma.WarpgroupFlashGradLowering if wgmma else flash_attention_grad.FlashAttentionGradLowering
                 lowering = grad(kernel, *options, p16=self.attention_p16)
+            elif resident_rows.RESIDENT_MARK in kernel.attributes:
+                lowering = resident_rows.ResidentSoftmaxLowering(kernel, *options)
             elif warpgroup_threads:
                 lowering = GpuKernelLowering(kernel, warpgroup_threads, *options, warpgroup_mma=True)
             else:
