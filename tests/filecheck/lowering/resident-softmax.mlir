@@ -38,12 +38,14 @@ func.func @log_rows(%x: tensor<2x3x4099xf32>) -> tensor<2x3x4099xf32> {
   func.return %y : tensor<2x3x4099xf32>
 }
 
-// One column tile, past 112 KiB (f32), along the first axis: the generic row kernel.
+// One column tile, past 112 KiB (f32), along the first axis, f64: the generic row kernel.
 // TILE:     tile.kernel @not_marked_softmax_0
 // TILE-NOT: tile.resident_softmax
 // TILE:     tile.kernel @not_marked_softmax_1
 // TILE-NOT: tile.resident_softmax
 // TILE:     tile.kernel @not_marked_softmax_2
+// TILE-NOT: tile.resident_softmax
+// TILE:     tile.kernel @not_marked_softmax_3
 // TILE-NOT: tile.resident_softmax
 // GPU-LABEL: func.func @not_marked_softmax_0
 // GPU-SAME:   gpu.block_size = 256
@@ -51,9 +53,12 @@ func.func @log_rows(%x: tensor<2x3x4099xf32>) -> tensor<2x3x4099xf32> {
 // GPU-SAME:   gpu.block_size = 256
 // GPU-LABEL: func.func @not_marked_softmax_2
 // GPU-SAME:   gpu.block_size = 256
-func.func @not_marked(%a: tensor<64x2048xbf16>, %b: tensor<2x28673xf32>, %c: tensor<5000x3xf32>) -> (tensor<64x2048xbf16>, tensor<2x28673xf32>, tensor<5000x3xf32>) {
+// GPU-LABEL: func.func @not_marked_softmax_3
+// GPU-SAME:   gpu.block_size = 256
+func.func @not_marked(%a: tensor<64x2048xbf16>, %b: tensor<2x28673xf32>, %c: tensor<5000x3xf32>, %d: tensor<4x3000xf64>) -> (tensor<64x2048xbf16>, tensor<2x28673xf32>, tensor<5000x3xf32>, tensor<4x3000xf64>) {
   %0 = graph.softmax %a {axis = -1 : i64} : (tensor<64x2048xbf16>) -> tensor<64x2048xbf16>
   %1 = graph.softmax %b {axis = -1 : i64} : (tensor<2x28673xf32>) -> tensor<2x28673xf32>
   %2 = graph.softmax %c {axis = 0 : i64} : (tensor<5000x3xf32>) -> tensor<5000x3xf32>
-  func.return %0, %1, %2 : tensor<64x2048xbf16>, tensor<2x28673xf32>, tensor<5000x3xf32>
+  %3 = graph.softmax %d {axis = -1 : i64} : (tensor<4x3000xf64>) -> tensor<4x3000xf64>
+  func.return %0, %1, %2, %3 : tensor<64x2048xbf16>, tensor<2x28673xf32>, tensor<5000x3xf32>, tensor<4x3000xf64>
 }
