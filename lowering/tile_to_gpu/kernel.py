@@ -12,6 +12,8 @@ from math import prod
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -173,6 +175,21 @@ class GpuKernelLowering(ThreadMappedLowering):
         """Shared memory the kernel may take in all: sm_90's where it runs the warpgroup mma."""
         return WARPGROUP_SHARED_LIMIT if self.warpgroup_mma_used else DYNAMIC_SHARED_LIMIT
 
+    def stages_unpaired_epilogue(self, layout, stores: list[Store]) -> bool:
+        """Whether an accumulator epilogue of 16-bit results whose rows cannot take paired
+        stores (an odd row length: GPT-2's [tokens, 50257] logits) goes through shared
+        memory, where there is room: from the fragment layout each lane would store lone
+        16-bit elements 4 bytes apart, a warp touching eight rows at once (the logits matmul
+        ran at 218 TFLOP/s against 503 for the same k with paired stores); from shared memory
+        the block stores whole rows, consecutive lanes on consecutive elements."""
+        if epilogue.pairs_apply(layout, stores, self.is_shared):
+            return False
+        sizes = [prod(op.tile.type.get_shape()) * element_bytes(op.tile.type.element_type) for op, _, _ in stores]
+        return all(
+            isinstance(op.tile.type.element_type, BFloat16Type | Float16Type) and not self.is_shared(part.buffer)
+            for op, part, _ in stores
+        ) and self.shared_bytes + self.dynamic_shared_bytes + sum(sizes) + 16 * len(sizes) <= self.shared_limit()
+
     def drop_unread_shared(self) -> None:
         """Erases static shared buffers that are only written (the shared row of results a
         row-lane reduction keeps for readers that all took the register instead), and the
@@ -325,10 +342,10 @@ class GpuKernelLowering(ThreadMappedLowering):
         extents = self.valid_extents(partition, self.origin(partition, first_op.indices))
         origins = [self.origin(part, op.indices) for op, part, _ in stores]
         registers = [r for r in (register_tile_in(v) for _, _, v in stores) if r is not None]
-        if registers and not (
+        if registers and (not (
             all(r.layout == registers[0].layout for r in registers)
             and tuple(partition.tile_shape) == registers[0].layout.shape
-        ):
+        ) or self.stages_unpaired_epilogue(registers[0].layout, stores)):
             stores = [
                 (op, part, self.spill(v, op.tile.type.get_shape(), op.tile.type.element_type) if register_tile_in(v) else v)
                 for op, part, v in stores

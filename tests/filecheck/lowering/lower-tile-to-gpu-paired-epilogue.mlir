@@ -1,8 +1,9 @@
 // An mma accumulator's 16-bit epilogue stores pairs of adjacent cells as one 32-bit word:
 // cvt.rn.bf16x2.f32 (f16x2 for f16) packs the two rounded values, st.global.b32 writes them
 // at the first cell's address, and no element-wise store of the output remains. @odd: an
-// odd last dimension (a pair could straddle the edge) keeps element-wise stores; @single:
-// f32 results are not packed.
+// odd last dimension (a pair could straddle the edge) takes no pairs: the 16-bit results
+// go to a shared tile first (each lane its own cells), and after a barrier the block
+// stores whole rows from it, element by element; @single: f32 results are not packed.
 // RUN: strata-opt %s -p "fuse-patterns,canonicalize,cse,fuse-elementwise,lower-graph-to-tile{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k=32 matmul_min_tiles=132},token-dce,lower-tile-to-gpu" | filecheck %s
 // RUN: strata-translate %s --emit=ptx --arch sm_80 | filecheck %s --check-prefix=PTX
 
@@ -42,7 +43,11 @@ func.func @single(%a: tensor<64x96xf32>, %b: tensor<96x64xf32>) -> tensor<64x64x
 // CHECK:         func.return
 
 // CHECK-LABEL: func.func @odd_matmul_0
+// CHECK:         %[[STAGED:.*]] = memref.alloca() {alignment = 16 : i64} : memref<32x32xbf16, 3 : i64>
 // CHECK-NOT:     @ptx.st.global.b32
+// CHECK:         memref.store %{{.*}}, %[[STAGED]][%{{.*}}, %{{.*}}] : memref<32x32xbf16, 3 : i64>
+// CHECK:         func.call @llvm.nvvm.barrier0()
+// CHECK:         memref.load %[[STAGED]]
 // CHECK:         memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<65280xbf16>
 // CHECK-NOT:     @ptx.st.global.b32
 // CHECK:         func.return
