@@ -14,9 +14,11 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import func
+import numpy as np
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     DenseArrayBase,
+    IntegerType,
     ModuleOp,
     TensorType,
     UnitAttr,
@@ -24,10 +26,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from strata.dialects import tile
+from strata.dialects import graph, tile
 from strata.dialects.graph_base import shape_of
 from strata.dialects.opinfo import op_info
 from strata.dialects.tile_types import TensorViewType, element_bytes
+from strata.support.dtypes import dense_to_numpy
 from strata.support.errors import StrataError
 from strata.support.locations import location_prefix
 from strata.lowering.tile_builder import (
@@ -165,14 +168,52 @@ class ProgramLowering:
 def load_broadcast(p: ProgramLowering, k: KernelBuilder, operands: Sequence[SSAValue], shape, tile_shape) -> list[SSAValue]:
     """The kernel's first arguments (one per operand) loaded as tiles of the result's
     shape, broadcast by stride-0 views, at the kernel's grid position; an operand bound to
-    a view of a shared buffer (an absorbed slice) is read through it."""
+    a view of a shared buffer (an absorbed slice) is read through it. An integer constant
+    counting 0, 1, 2, ... along one axis (a one-hot's column ids) is computed instead
+    (arange_tile): it would cost each element a load as wide as the data's."""
     tiles = []
     for i, v in enumerate(operands):
+        axis = arange_axis(v)
+        if axis is not None:
+            tiles.append(arange_tile(k, len(shape) - len(shape_of(v.type)) + axis, tile_shape, v.type.element_type))
+            continue
         own = p.view_of(v)
         strides = broadcast_strides(shape_of(v.type), shape, own.get_strides() if shape_of(v.type) else None)
         view = TensorViewType(shape, v.type.element_type, strides, own.offset.data)
         tiles.append(k.load(k.partition(i, view, tile_shape), k.program_ids))
     return tiles
+
+
+def arange_axis(value: SSAValue) -> int | None:
+    """The axis along which `value`, a graph.constant of integers, holds 0, 1, 2, ...
+    (every other axis of size 1), else None."""
+    owner = value.owner
+    if not isinstance(owner, graph.ConstantOp) or not isinstance(value.type.element_type, IntegerType):
+        return None
+    shape = shape_of(value.type)
+    long_axes = [a for a, size in enumerate(shape) if size > 1]
+    if len(long_axes) != 1 or value.type.element_type.width.data < 2:
+        return None
+    counted = dense_to_numpy(owner.value).reshape(-1)
+    return long_axes[0] if np.array_equal(counted, np.arange(counted.size)) else None
+
+
+def arange_tile(k: KernelBuilder, axis: int, tile_shape: Sequence[int], element: IntegerType) -> SSAValue:
+    """The tile at the kernel's grid position of 0, 1, 2, ... along `axis` as `element`s:
+    tile.iota plus the tile's origin on that axis."""
+    origin = k.add(arith.MuliOp(k.program_ids[axis], k.index(tile_shape[axis]))).results[0]
+    origin = k.add(arith.IndexCastOp(origin, i64)).results[0]
+
+    def counted(block: Block, elements: Sequence[SSAValue]) -> SSAValue:
+        position = arith.AddiOp(elements[0], origin)
+        block.add_op(position)
+        if element.width.data == 64:
+            return position.result
+        narrowed = arith.TruncIOp(position.result, element)
+        block.add_op(narrowed)
+        return narrowed.result
+
+    return k.map([k.iota(axis, tile_shape)], element, counted)
 
 
 def same_layout_inputs(operands: Sequence[SSAValue], out_type: TensorType, p: ProgramLowering | None = None,
