@@ -249,26 +249,28 @@ class GpuKernelLowering(ThreadMappedLowering):
         return self.status_argument
 
     def bind_program_ids(self, flat: SSAValue) -> None:
-        """Row-major program ids, except for a kernel with tile.mma over a grid of at least
-        GROUPED_ROWS x 2 output tiles: its blocks run in groups of GROUPED_ROWS tile rows,
-        column by column within a group, so the blocks resident at one time read a few
-        row panels of a and column panels of b, which then stay in L2."""
+        """Row-major program ids, except for a kernel with tile.mma over a grid of more than
+        GROUPED_ROWS tile rows and at least 2 tile columns: its blocks run in groups of
+        GROUPED_ROWS tile rows, column by column within a group, so the blocks resident at
+        one time read a few row panels of a and column panels of b, which then stay in L2.
+        Batch axes count as more tile rows (batch-major): GPT-2's logits, [8, 1024, 768] @
+        wᵀ with w shared, are 8 x 8 tile rows that each swept all of w's 77 MB when only a
+        matrix's own rows were grouped."""
         grid = self.kernel.grid_shape()
         has_mma = any(isinstance(op, tile.MmaOp) for op in self.kernel.walk())
-        if not has_mma or len(grid) < 2 or grid[-2] <= GROUPED_ROWS or grid[-1] < 2:
+        rows = prod(grid[:-1])
+        if not has_mma or len(grid) < 2 or rows <= GROUPED_ROWS or grid[-1] < 2:
             super().bind_program_ids(flat)
             return
-        rows, columns = grid[-2], grid[-1]
-        per_matrix = self.index(rows * columns)
-        batch = self.delinearize(self.emit(arith.DivUIOp(flat, per_matrix)), grid[:-2], wrap=True) if len(grid) > 2 else []
-        position = self.emit(arith.RemUIOp(flat, per_matrix))
+        columns = grid[-1]
+        position = self.emit(arith.RemUIOp(flat, self.index(rows * columns)))
         per_group = self.index(GROUPED_ROWS * columns)
         first_row = self.mul(self.emit(arith.DivUIOp(position, per_group)), self.index(GROUPED_ROWS))
         group_rows = self.emit(arith.MinUIOp(self.emit(arith.SubiOp(self.index(rows), first_row)), self.index(GROUPED_ROWS)))
         in_group = self.emit(arith.RemUIOp(position, per_group))
         row = self.add(first_row, self.emit(arith.RemUIOp(in_group, group_rows)))
         column = self.emit(arith.DivUIOp(in_group, group_rows))
-        self.program_ids = [*batch, row, column]
+        self.program_ids = [*self.delinearize(row, grid[:-1], wrap=True), column]
 
     # -- lazy tiles and deferred stores ------------------------------------------------
 
