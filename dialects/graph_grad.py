@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, BoolAttr, Float64Type, FloatAttr, IntegerAttr, TensorType, f32
 from xdsl.ir import SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from strata.dialects.graph_base import (
@@ -27,7 +27,7 @@ from strata.dialects.graph_base import (
     shape_of,
     tensor,
 )
-from strata.dialects.graph_nn import FALSE, AttentionOp
+from strata.dialects.graph_nn import FALSE, AttentionOp, check_padding_idx
 
 
 class MultiResultGraphOp(PureGraphOp):
@@ -168,7 +168,8 @@ class EmbeddingGradOp(PureGraphOp):
         dtable[v] = Σ over n with ids[n] = v of grad[n]
 
     A row of a 16-bit table is summed in f32 and rounded once. An id outside [0, V) is a
-    run-time error. The CPU and the GPU add the rows atomically (tile.scatter_add_tko), in
+    run-time error. With `padding_idx` (the embedding's), that row's ids add nothing: it
+    stays 0. The CPU and the GPU add the rows atomically (tile.scatter_add_tko), in
     no fixed order, so a row's last bit may differ from run to run; N ids cost N · D adds,
     where the one-hot matmul this replaces cost N · V · D and an [N, V] one-hot.
 
@@ -180,6 +181,7 @@ class EmbeddingGradOp(PureGraphOp):
     ids = operand_def(TensorType)
     result = result_def(TensorType)
     vocabulary = prop_def(IntegerAttr[I64])
+    padding_idx = opt_prop_def(IntegerAttr[I64])
     OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("grad", "ids")
 
     assembly_format = "$grad `,` $ids attr-dict `:` functional-type(operands, results)"
@@ -196,6 +198,7 @@ class EmbeddingGradOp(PureGraphOp):
             raise ShapeError(f"grad must be [*ids.shape, D] for ids {ids}, got {grad}")
         if not isinstance(vocabulary, int) or vocabulary < 0:
             raise ShapeError(f"vocabulary must be a size (>= 0), got {vocabulary}")
+        check_padding_idx(params.get("padding_idx"), vocabulary)
         return tensor((vocabulary, shape_of(grad)[-1]), grad.element_type)
 
 

@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -296,26 +297,37 @@ class AttentionOp(PureGraphOp):
 @irdl_op_definition
 class EmbeddingOp(PureGraphOp):
     """table[ids]: [V, D] x [...] -> [..., D]; an id outside [0, V) is a run-time error.
+    `padding_idx` (optional, in [0, V)) is a row that gets no gradient, as torch.nn.Embedding's
+    padding_idx: the lookup itself is unchanged.
 
     `%e = graph.embedding %table, %ids : (tensor<100x16xf32>, tensor<4x7xi64>) -> tensor<4x7x16xf32>`
+    `%e = graph.embedding %table, %ids {padding_idx = 0 : i64} : (tensor<100x16xf32>, tensor<4x7xi64>) -> tensor<4x7x16xf32>`
     """
 
     name = "graph.embedding"
     table = operand_def(TensorType)
     ids = operand_def(TensorType)
     result = result_def(TensorType)
+    padding_idx = opt_prop_def(IntegerAttr[I64])
     OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("table", "ids")
 
     assembly_format = "$table `,` $ids attr-dict `:` functional-type(operands, results)"
 
     @classmethod
-    def infer_result_type(cls, operand_types, **params):
+    def infer_result_type(cls, operand_types, padding_idx=None, **params):
         table, ids = operand_types
         if len(shape_of(table)) != 2:
             raise ShapeError(f"table must have rank 2 ([V, D]), got {table}")
         if not is_index_int(ids.element_type):
             raise ShapeError(f"ids must have element type i32 or i64, got {ids}")
+        check_padding_idx(padding_idx, shape_of(table)[0])
         return tensor((*shape_of(ids), shape_of(table)[1]), table.element_type)
+
+
+def check_padding_idx(padding_idx: object, vocabulary: int) -> None:
+    """An embedding's row without gradient: absent, or a row of the table."""
+    if padding_idx is not None and not (isinstance(padding_idx, int) and 0 <= padding_idx < vocabulary):
+        raise ShapeError(f"padding_idx must be a row of the table, in [0, {vocabulary}), got {padding_idx}")
 
 
 @irdl_op_definition

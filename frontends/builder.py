@@ -411,8 +411,11 @@ def attention(q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool = Fals
     return apply(graph.AttentionOp, [q, k, v], scale=_number(scale, "graph.attention", "scale"), causal=bool(causal))
 
 
-def embedding(table: Tensor, ids: Tensor) -> Tensor:
-    return apply(graph.EmbeddingOp, [table, ids])
+def embedding(table: Tensor, ids: Tensor, padding_idx: int | None = None) -> Tensor:
+    """table[ids]; `padding_idx`: a row of the table that gets no gradient."""
+    if padding_idx is None:
+        return apply(graph.EmbeddingOp, [table, ids])
+    return apply(graph.EmbeddingOp, [table, ids], padding_idx=_number(padding_idx, "graph.embedding", "padding_idx", int))
 
 
 def cross_entropy(logits: Tensor, labels: Tensor) -> Tensor:

@@ -30,13 +30,14 @@ CASES = {
 }
 
 
-def embedding_grad(ids_shape, width, vocabulary, dtype, ids_dtype) -> str:
+def embedding_grad(ids_shape, width, vocabulary, dtype, ids_dtype, padding: int | None = None) -> str:
     ids = f"tensor<{'x'.join(map(str, ids_shape))}x{ids_dtype}>"
     grad = f"tensor<{'x'.join(map(str, (*ids_shape, width)))}x{dtype}>"
     out = f"tensor<{vocabulary}x{width}x{dtype}>"
+    padding_idx = "" if padding is None else f", padding_idx = {padding} : i64"
     return (
         f"func.func @f(%g: {grad}, %ids: {ids}) -> {out} {{\n"
-        f"  %0 = graph.embedding_grad %g, %ids {{vocabulary = {vocabulary} : i64}} : ({grad}, {ids}) -> {out}\n"
+        f"  %0 = graph.embedding_grad %g, %ids {{vocabulary = {vocabulary} : i64{padding_idx}}} : ({grad}, {ids}) -> {out}\n"
         f"  func.return %0 : {out}\n}}\n"
     )
 
@@ -80,6 +81,25 @@ def test_cpu_matches_the_reference(case):
         assert comparison.ok, comparison
 
 
+PADDED = ["many-repeats-f32", "rank-2-ids-bf16", "odd-f32"]
+
+
+@pytest.mark.parametrize("case", PADDED)
+def test_the_padding_row_gets_nothing(case):
+    """With padding_idx, the ids of that row add nothing (the row stays 0, as PyTorch's
+    padding_idx leaves it): the reference and the CPU agree with the sums without it."""
+    grad, ids = arguments(case)
+    padding = int(ids.reshape(-1)[0])  # an id that occurs
+    text = embedding_grad(*CASES[case], padding=padding)
+    (want,) = strata.interpret(text, grad, ids)
+    (unpadded,) = strata.interpret(embedding_grad(*CASES[case]), grad, ids)
+    assert not want[padding].any() and unpadded[padding].any()
+    others = np.arange(want.shape[0]) != padding
+    np.testing.assert_array_equal(want[others], unpadded[others])
+    for comparison in compare(strata.compile(text, target="cpu")(grad, ids), [want]):
+        assert comparison.ok, comparison
+
+
 @pytest.mark.parametrize("target", ["reference", "cpu"])
 def test_an_id_out_of_range_is_a_run_time_error(target):
     text = embedding_grad((4,), 3, 5, "f32", "i64")
@@ -116,17 +136,18 @@ def test_gpu_ptx_is_accepted_by_ptxas(case):
     from targets import ptxas
     from test_gpu import lower
 
-    ptx = module_to_ptx(lower(embedding_grad(*CASES[case])), "sm_90")[1]
+    ptx = module_to_ptx(lower(embedding_grad(*CASES[case], padding=0)), "sm_90")[1]
     assert "atom.global.add.f" in ptx
     ptxas(ptx, "sm_90")
 
 
 @needs_gpu
 @pytest.mark.parametrize("case", CASES)
-def test_gpu_matches_the_reference(case):
+@pytest.mark.parametrize("padded", [False, True])
+def test_gpu_matches_the_reference(case, padded):
     """Atomic adds in no fixed order: a second call agrees within the tolerances, not
-    necessarily to the bit."""
-    text = embedding_grad(*CASES[case])
+    necessarily to the bit. `padded`: row 0 is the padding row."""
+    text = embedding_grad(*CASES[case], padding=0 if padded else None)
     grad, ids = arguments(case)
     want = strata.interpret(text, grad, ids)
     exe = strata.compile(text, target="cuda")

@@ -193,6 +193,37 @@ def test_gradients_of_an_imported_loss():
         close_to_torch(got, parameter.grad)
 
 
+def test_embedding_padding_row_gets_no_gradient():
+    """nn.Embedding(padding_idx=...) imports with its padding row: the table's gradient
+    matches autograd's, whose padding row is 0 although padded ids occur."""
+
+    class Bag(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed, self.head = nn.Embedding(11, 6, padding_idx=3), nn.Linear(6, 4)
+
+        def forward(self, ids, labels):
+            return F.cross_entropy(self.head(self.embed(ids)).mean(1), labels)
+
+    torch.manual_seed(15)
+    model = Bag()
+    ids, labels = torch.tensor([[3, 1, 3, 7], [0, 3, 10, 2], [5, 5, 3, 9]]), torch.tensor([0, 3, 1])
+    imported = import_program(model, (ids, labels))
+    first = len(imported.input_names)
+    value_and_grad = strata.value_and_grad(imported.module, argnums=list(range(first, first + len(imported.params))))
+    loss, gradients = value_and_grad(ids.numpy(), labels.numpy(), *imported.params.values())
+    model(ids, labels).backward()
+    assert not model.embed.weight.grad[3].any()
+    for got, parameter in zip(gradients, model.parameters()):
+        close_to_torch(got, parameter.grad)
+
+
+def test_embedding_scaled_by_frequency_is_refused():
+    model = nn.Embedding(11, 6, scale_grad_by_freq=True)
+    with pytest.raises(UnsupportedOpError, match="scale_grad_by_freq"):
+        import_program(model, (torch.tensor([1, 2, 2]),))
+
+
 # --- a Llama-style block: RMSNorm, rotary embeddings, causal attention, SwiGLU -----------
 
 

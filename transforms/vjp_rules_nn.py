@@ -86,9 +86,11 @@ def attention(ctx: VjpContext) -> Cotangents:
 @register_vjp(graph.EmbeddingOp)
 def embedding(ctx: VjpContext) -> Cotangents:
     """The rows' cotangents added into the table's rows by id: graph.embedding_grad (N · D
-    adds for N ids, where one-hot(ids)ᵀ @ dy would cost N · V · D and an [N, V] one-hot)."""
+    adds for N ids, where one-hot(ids)ᵀ @ dy would cost N · V · D and an [N, V] one-hot),
+    none into the padding_idx row if the embedding has one."""
     vocabulary, _ = shape_of(ctx.operand_type(0))
-    return [ctx.emit(graph.EmbeddingGradOp, [ctx.cotangent, ctx.operand(1)], vocabulary=vocabulary), None]
+    padding = {k: v for k, v in ctx.params.items() if k == "padding_idx"}
+    return [ctx.emit(graph.EmbeddingGradOp, [ctx.cotangent, ctx.operand(1)], vocabulary=vocabulary, **padding), None]
 
 
 @register_vjp(graph.CrossEntropyOp)

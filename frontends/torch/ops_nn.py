@@ -324,7 +324,13 @@ def _native_dropout(cx, node, x, p, train):
 
 @translates("embedding")
 def _embedding(cx, node, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    return ops.embedding(cx.tensor(weight), cx.tensor(indices))
+    """padding_idx (normalized to a row, or -1 for none) is kept: that row gets no gradient.
+    scale_grad_by_freq changes the gradient in a way graph.embedding does not express: an
+    error rather than a silently different gradient. `sparse` is the gradient's storage only."""
+    if scale_grad_by_freq:
+        raise cx.error("embedding with scale_grad_by_freq=True is not supported")
+    padding = padding_idx if isinstance(padding_idx, int) and padding_idx >= 0 else None
+    return ops.embedding(cx.tensor(weight), cx.tensor(indices), padding_idx=padding)
 
 
 @translates("index_select")

@@ -44,8 +44,9 @@ def lower_embedding(op: graph.EmbeddingOp, p: ProgramLowering) -> None:
 def lower_embedding_grad(op: graph.EmbeddingGradOp, p: ProgramLowering) -> None:
     """The table's sums zeroed, then one instance per (id tile, column tile) adds its rows
     of grad into the rows its ids pick: a tile.check of the ids (as the embedding's), then
-    tile.scatter_add_tko (atomic: ids repeat, within a tile and across instances). A
-    16-bit table is summed in an f32 workspace and rounded by a third kernel."""
+    tile.scatter_add_tko (atomic: ids repeat, within a tile and across instances), zeros
+    for the padding_idx row's ids. A 16-bit table is summed in an f32 workspace and
+    rounded by a third kernel."""
     vocabulary, width = shape_of(op.result.type)
     count = math.prod(shape_of(op.ids.type))  # 0 ids: only the zeroing runs
     element = op.result.type.element_type
@@ -66,6 +67,10 @@ def lower_embedding_grad(op: graph.EmbeddingGradOp, p: ProgramLowering) -> None:
     id_tile = checked_ids(k, op, 1, rows, vocabulary)
     grad_view = TensorViewType((count, width), element, (width, 1))
     grad_tile = k.extend(k.load(k.partition(0, grad_view, (rows, columns)), [row, column]), wide)
+    padding = op.params().get("padding_idx")
+    if padding is not None:  # the padding row's ids add zeros
+        grad_tile = k.map([grad_tile, k.broadcast(id_tile, (rows, columns))], wide,
+                          lambda block, a: without_padding(Emitter(block), a, padding))
     table_view = k.add(tile.MakeTensorViewOp(k.block.args[2], table)).results[0]
     k.scatter_add(grad_tile, table_view, id_tile, column)
     p.launch(k, [grad, ids, sums])
@@ -78,6 +83,13 @@ def lower_embedding_grad(op: graph.EmbeddingGradOp, p: ProgramLowering) -> None:
         rounding.store(rounded, rounding.partition(1, out_view, elementwise_tile), rounding.program_ids)
         p.launch(rounding, [sums, out])
     p.bind(op.result, out)
+
+
+def without_padding(e: Emitter, elements, padding: int) -> SSAValue:
+    """grad's element, or 0 where its id is the padding row."""
+    value, row_id = elements
+    padded = e(arith.CmpiOp(row_id, e.const(padding, i64), "eq"))
+    return e(arith.SelectOp(padded, e.const(0.0, value.type), value))
 
 
 def row_tiles(p: ProgramLowering, count: int, width: int) -> tuple[int, int]:

@@ -280,12 +280,16 @@ def embedding(op: graph.EmbeddingOp, table: np.ndarray, ids: np.ndarray) -> np.n
 
 @register_reference(graph.EmbeddingGradOp)
 def embedding_grad(op: graph.EmbeddingGradOp, grad: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """grad's rows added into the rows of a zero [V, D] table that ids pick, in order."""
-    vocabulary = op.params()["vocabulary"]
+    """grad's rows added into the rows of a zero [V, D] table that ids pick, in order; none
+    into the padding_idx row."""
+    params = op.params()
+    vocabulary = params["vocabulary"]
     _check_ids(op.name, "id", ids, vocabulary)
     width = grad.shape[-1]
     table = np.zeros((vocabulary, width), grad.dtype)
     np.add.at(table, ids.reshape(-1), grad.reshape(-1, width))
+    if "padding_idx" in params:
+        table[params["padding_idx"]] = 0
     return table
 
 

@@ -2889,3 +2889,21 @@ func.func @embedding_grad_no_vocabulary(%g: tensor<4x16xf32>, %ids: tensor<4xi64
   %0 = "graph.embedding_grad"(%g, %ids) : (tensor<4x16xf32>, tensor<4xi64>) -> tensor<10x16xf32>
   func.return
 }
+
+// -----
+
+// embedding padding_idx past the table's rows.
+// CHECK: error: 'graph.embedding': padding_idx must be a row of the table, in [0, 10), got 10
+func.func @embedding_padding_past(%t: tensor<10x4xf32>, %ids: tensor<3xi64>) {
+  %0 = "graph.embedding"(%t, %ids) <{padding_idx = 10 : i64}> : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  func.return
+}
+
+// -----
+
+// embedding_grad padding_idx below 0 (PyTorch's -1 for "none" is left out, not passed).
+// CHECK: error: 'graph.embedding_grad': padding_idx must be a row of the table, in [0, 10), got -1
+func.func @embedding_grad_padding_negative(%g: tensor<4x16xf32>, %ids: tensor<4xi64>) {
+  %0 = "graph.embedding_grad"(%g, %ids) <{vocabulary = 10 : i64, padding_idx = -1 : i64}> : (tensor<4x16xf32>, tensor<4xi64>) -> tensor<10x16xf32>
+  func.return
+}

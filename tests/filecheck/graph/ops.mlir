@@ -61,13 +61,15 @@ func.func @shapes(%x: tensor<2x4x8xf32>, %y: tensor<2x3x8xf32>) -> tensor<2x7x8x
 
 // The gradient ops (dialects/graph_grad.py): attention_grad's three results have the types
 // of q, k and v (here q/k head 8, v head 16, 4 queries, 6 keys); causal defaults to false.
-// embedding_grad's rows of 16 go into a [vocabulary, 16] table.
+// embedding_grad's rows of 16 go into a [vocabulary, 16] table; both take a padding_idx.
 func.func @grad(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x16xf32>, %o: tensor<2x4x16xf32>, %do: tensor<2x4x16xf32>, %h: tensor<64x32xbf16>, %ids: tensor<2x4xi32>) -> tensor<2x4x8xf32> {
   %0:3 = "graph.attention_grad"(%q, %k, %v, %o, %do) <{scale = 0.35355339059327379 : f64}> : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x16xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>) -> (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x16xf32>)
   %1:3 = "graph.attention_grad"(%h, %h, %h, %h, %h) <{scale = 1.250000e-01 : f64, causal = true}> : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>) -> (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>)
   %2:2 = "graph.attention_lse"(%h, %h, %h) <{scale = 1.250000e-01 : f64, causal = true}> : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>) -> (tensor<64x32xbf16>, tensor<64xf32>)
   %3:3 = "graph.attention_grad"(%h, %h, %h, %2#0, %h, %2#1) <{scale = 1.250000e-01 : f64, causal = true}> : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64xf32>) -> (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>)
   %4 = "graph.embedding_grad"(%o, %ids) <{vocabulary = 100 : i64}> : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<100x16xf32>
+  %5 = "graph.embedding_grad"(%o, %ids) <{vocabulary = 100 : i64, padding_idx = 0 : i64}> : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<100x16xf32>
+  %6 = "graph.embedding"(%5, %ids) <{padding_idx = 99 : i64}> : (tensor<100x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
   func.return %0#0 : tensor<2x4x8xf32>
 }
 
@@ -127,6 +129,8 @@ func.func @grad(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x16x
 // CHECK-NEXT: %6, %7 = graph.attention_lse %h, %h, %h {scale = 1.250000e-01 : f64, causal = true} : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>) -> (tensor<64x32xbf16>, tensor<64xf32>)
 // CHECK-NEXT: %8, %9, %10 = graph.attention_grad %h, %h, %h, %6, %h lse %7 {scale = 1.250000e-01 : f64, causal = true} : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64xf32>) -> (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>)
 // CHECK-NEXT: %11 = graph.embedding_grad %o, %ids {vocabulary = 100 : i64} : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<100x16xf32>
+// CHECK-NEXT: %12 = graph.embedding_grad %o, %ids {vocabulary = 100 : i64, padding_idx = 0 : i64} : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<100x16xf32>
+// CHECK-NEXT: %13 = graph.embedding %12, %ids {padding_idx = 99 : i64} : (tensor<100x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
 // CHECK-NEXT: func.return %0 : tensor<2x4x8xf32>
 
 // GENERIC: %0 = "graph.neg"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -178,4 +182,6 @@ func.func @grad(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x16x
 // GENERIC: %6, %7 = "graph.attention_lse"(%h, %h, %h) <{scale = 1.250000e-01 : f64, causal = true}> : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>) -> (tensor<64x32xbf16>, tensor<64xf32>)
 // GENERIC: %8, %9, %10 = "graph.attention_grad"(%h, %h, %h, %6, %h, %7) <{scale = 1.250000e-01 : f64, causal = true}> : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64xf32>) -> (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>)
 // GENERIC: %11 = "graph.embedding_grad"(%o, %ids) <{vocabulary = 100 : i64}> : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<100x16xf32>
+// GENERIC: %12 = "graph.embedding_grad"(%o, %ids) <{vocabulary = 100 : i64, padding_idx = 0 : i64}> : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<100x16xf32>
+// GENERIC: %13 = "graph.embedding"(%12, %ids) <{padding_idx = 99 : i64}> : (tensor<100x16xf32>, tensor<2x4xi32>) -> tensor<2x4x16xf32>
 // GENERIC: "func.return"(%0) : (tensor<2x4x8xf32>) -> ()

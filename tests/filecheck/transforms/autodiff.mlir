@@ -136,3 +136,14 @@ func.func @embed(%table: tensor<50x16xf32>, %ids: tensor<2x3xi64>) -> tensor<2x3
   %0 = "graph.embedding"(%table, %ids) : (tensor<50x16xf32>, tensor<2x3xi64>) -> tensor<2x3x16xf32>
   func.return %0 : tensor<2x3x16xf32>
 }
+
+// -----
+
+// embedding with a padding_idx: its embedding_grad carries it (that row gets no gradient).
+// CHECK-LABEL: func.func @embed_padded_grad(
+// CHECK:         graph.embedding %table, %ids {padding_idx = 3 : i64}
+// CHECK-NEXT:    graph.embedding_grad %d_result0, %ids {vocabulary = 50 : i64, padding_idx = 3 : i64} : (tensor<2x3x16xf32>, tensor<2x3xi64>) -> tensor<50x16xf32>
+func.func @embed_padded(%table: tensor<50x16xf32>, %ids: tensor<2x3xi64>) -> tensor<2x3x16xf32> attributes {graph.differentiate} {
+  %0 = "graph.embedding"(%table, %ids) <{padding_idx = 3 : i64}> : (tensor<50x16xf32>, tensor<2x3xi64>) -> tensor<2x3x16xf32>
+  func.return %0 : tensor<2x3x16xf32>
+}
