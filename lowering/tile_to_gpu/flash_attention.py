@@ -59,7 +59,7 @@ from strata.lowering.tile_to_gpu.flash_blocks import (
     streamed_loop,
 )
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, TensorCoreKind, ldmatrix_lanes
-from strata.lowering.tile_to_gpu.kernel import DYNAMIC_SHARED_LIMIT, GpuKernelLowering
+from strata.lowering.tile_to_gpu.kernel import DYNAMIC_SHARED_LIMIT, GpuKernelLowering, argument_views
 from strata.lowering.tile_to_gpu.ops import butterfly
 from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, aligned_rows, issue_copies, stage_target
 from strata.lowering.tile_to_loops.kernel import Partition
@@ -107,7 +107,7 @@ class Flash:
     def of(lowering: FlashAttentionLowering) -> Flash:
         kernel = lowering.kernel
         mark = kernel.attributes[MARK]
-        views = {op.buffer: op.result.type for op in kernel.body.block.ops if isinstance(op, tile.MakeTensorViewOp)}
+        views = argument_views(kernel)
         args = kernel.body.block.args
         if not (
             isinstance(mark, DictionaryAttr) and isinstance(mark.data.get("scale"), FloatAttr)

@@ -85,7 +85,7 @@ from strata.lowering.tile_to_gpu.flash_blocks import (
     p_fragments,
 )
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, ldmatrix_lanes
-from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
+from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering, argument_views
 from strata.lowering.tile_to_gpu.ops import butterfly
 from strata.lowering.tile_to_gpu.stage_barriers import StagePipeline, barrier_bytes
 from strata.lowering.tile_to_gpu.tensor_core_loop import issue_copies
@@ -142,7 +142,7 @@ class WarpgroupFlashLowering(FlashAttentionLowering):
 def heads(kernel: tile.KernelOp) -> tuple[int, int] | None:
     """The q/k and v heads of a marked kernel (None: not as lower-graph-to-tile writes it;
     the mma.sync lowering then says why)."""
-    views = {op.buffer: op.result.type for op in kernel.body.block.ops if isinstance(op, tile.MakeTensorViewOp)}
+    views = argument_views(kernel)
     args = kernel.body.block.args
     if len(args) not in (4, 5) or args[0] not in views or args[2] not in views:
         return None

@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from strata.dialects import tile, token
-from strata.dialects.tile_types import element_bytes
+from strata.dialects.tile_types import TensorViewType, element_bytes
 from strata.lowering.tile_to_gpu import epilogue
 from strata.lowering.tile_to_gpu.barriers import Barriers, ordered_buffers
 from strata.lowering.tile_to_gpu.threads import ThreadMappedLowering
@@ -431,6 +431,12 @@ DEFERRABLE = (
     token.MakeOp, token.JoinOp, arith.ConstantOp,
 )  # fmt: skip
 """Ops that neither touch memory nor materialize a tile: pending stores may move past them."""
+
+
+def argument_views(kernel: tile.KernelOp) -> dict[SSAValue, TensorViewType]:
+    """The view each of the kernel's buffer arguments is made into (tile.make_tensor_view):
+    what a marked kernel's own lowering reads its operands' shapes and strides from."""
+    return {op.buffer: op.result.type for op in kernel.body.block.ops if isinstance(op, tile.MakeTensorViewOp)}
 
 
 def intrinsic_declarations(intrinsics: dict[str, tuple]) -> list[func.FuncOp]:

@@ -7,18 +7,22 @@ computes the same passes (an online maximum and sum, then the write pass) in f32
 The generic row kernel walks a long row in column tiles twice, and each column tile of
 its first pass ends in two block-wide reductions: 8192 x 50257 bf16 logits ran at 0.58 of
 torch.softmax, latency-bound, its second read of each row partly missing L2. Here one
-block of 512 threads takes one row:
+block of 512 threads takes one row, in 16-byte chunks (a row of an odd length starts
+anywhere in one, so the row is widened to the chunks that cover it):
 
-- the row's bytes, widened to whole 16-byte chunks (a row of an odd length starts anywhere),
-  are copied into dynamic shared memory by cp.async, every chunk in flight at once (a chunk
-  past the buffer's end copies only what is inside it); then one barrier;
-- each thread runs the online softmax over its elements (thread t takes t, t + 512, ...,
-  four independent states for instruction-level parallelism: each element costs one exp,
-  x > m: l = l · exp(m - x) + 1, else l += exp(x - m)), the warps combine their (m, l)
-  by butterflies, and the warps' pairs meet in shared memory behind the second barrier;
-- the write pass reads the row from shared memory again and stores exp(x - m) / l (or
-  x - m - log l), rounded to the row's type, with coalesced scalar stores.
+- the chunks go to dynamic shared memory by cp.async, all in flight at once, chunk i by
+  thread i mod 512; the buffer's last chunk, where the buffer ends inside it, element by
+  element (no read past an allocation); first barrier;
+- thread 0 writes -inf around the row (what the chunks hold of the neighbouring rows), so
+  the passes read whole chunks unmasked; second barrier;
+- each thread folds its chunks (t, t + 512, ...) online: a chunk's maximum, then each of
+  its elements' exp against the new maximum; the warps combine (m, l) by butterflies and
+  the warps' pairs meet in shared memory behind the third barrier;
+- the write pass reads the chunks again and stores exp(x - m) / l (or x - m - log l),
+  rounded to the row's type, as 16-byte stores where a chunk lies inside the row, element
+  by element at the row's two ends.
 
+exp is 2^(d · log2 e) by ex2.approx.ftz, d = x - m <= 0 (as the flash kernels compute it).
 A row of up to 112 KiB leaves room for two blocks per multiprocessor (sm_90: 227 KiB), so
 one block's copies fly while the other computes. The kernel reads its row wholly before
 writing any of it: it runs in place.
@@ -39,7 +43,7 @@ from strata.dialects.tile_types import TensorViewType, element_bytes
 from strata.lowering.graph_to_tile.rows import RESIDENT_MARK
 from strata.lowering.tile_to_gpu.flash_attention import LOG2_E
 from strata.lowering.tile_to_gpu.flash_blocks import block_loop, constant, exp2
-from strata.lowering.tile_to_gpu.kernel import WARPGROUP_SHARED_LIMIT, GpuKernelLowering
+from strata.lowering.tile_to_gpu.kernel import WARPGROUP_SHARED_LIMIT, GpuKernelLowering, argument_views
 from strata.lowering.tile_to_gpu.ops import butterfly
 from strata.lowering.tile_to_gpu.tensor_core_loop import address
 from strata.lowering.tile_to_gpu.threads import WARP
@@ -81,7 +85,7 @@ class ResidentRows:
     def of(lowering: GpuKernelLowering) -> ResidentRows:
         kernel = lowering.kernel
         mark = kernel.attributes[RESIDENT_MARK]
-        views = {op.buffer: op.result.type for op in kernel.body.block.ops if isinstance(op, tile.MakeTensorViewOp)}
+        views = argument_views(kernel)
         args = kernel.body.block.args
         if not (
             isinstance(mark, DictionaryAttr) and isinstance(mark.data.get("log"), IntegerAttr)
