@@ -122,6 +122,8 @@ def select(emitter: FunctionEmitter, op: arith.SelectOp) -> ir.Value:
 
 def cast(method: str, emitter: FunctionEmitter, op: Operation) -> ir.Value:
     (value,) = emitter.operands(op)
+    if method == "fpext":
+        return emitter.widen(value, emitter.scalar_type(op.results[0].type))
     return getattr(emitter.builder, method)(value, emitter.scalar_type(op.results[0].type))
 
 

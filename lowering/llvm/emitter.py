@@ -17,8 +17,10 @@ from xdsl.dialects import func, scf
 from xdsl.ir import Attribute, Operation, Region, SSAValue
 
 from strata.lowering.llvm.types import (
+    BFLOAT,
     DOUBLE,
     FLOAT,
+    I16,
     I64,
     LOW_PRECISION,
     UnsupportedType,
@@ -123,8 +125,22 @@ class FunctionEmitter:
         result_type = args[0].type
         if result_type not in LOW_PRECISION:
             return compute(result_type, args)
-        widened = [self.builder.fpext(arg, FLOAT) for arg in args]
+        widened = [self.widen(arg, FLOAT) for arg in args]
         return self.builder.fptrunc(compute(FLOAT, widened), result_type)
+
+    def widen(self, value: ir.Value, target: ir.Type) -> ir.Value:
+        """`value` (a float) as the wider float type `target`. A bfloat is widened by its
+        bits (its 16 bits are a float's upper half: exact), not by fpext: from fpext
+        operands LLVM's instcombine narrows an f32 multiply whose product is rounded back
+        to bfloat into a bfloat multiply (exact by its double-rounding rule), and x86's
+        code generator cannot legalize such a <4 x bfloat> fmul, even with AVX-512 BF16
+        (an assertion in LegalizeDAG aborted the process: bf16 add, relu, scale and a
+        transpose of [5, 1, 4, 16], from the fuzzer)."""
+        if value.type != BFLOAT:
+            return self.builder.fpext(value, target)
+        bits = self.builder.zext(self.builder.bitcast(value, I16), ir.IntType(32))
+        single = self.builder.bitcast(self.builder.shl(bits, ir.Constant(ir.IntType(32), 16)), FLOAT)
+        return single if target == FLOAT else self.builder.fpext(single, target)
 
     def element_pointer(self, memref_value: SSAValue, indices: Sequence[SSAValue]) -> ir.Value:
         """A single inbounds GEP on the element type: unlike ptrtoint arithmetic, it

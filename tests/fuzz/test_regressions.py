@@ -46,3 +46,26 @@ def test_gradient_of_a_cross_entropy_over_no_rows(target):
         np.zeros((0, 1), np.float32), np.zeros((0,), np.int64)
     )
     assert np.isnan(value) and gradient.shape == (0, 1)
+
+
+@pytest.mark.parametrize("fusion", [True, False], ids=["fused", "unfused"])
+def test_bf16_product_rounded_back_compiles(fusion):
+    """Seed 93297: bf16 add, relu and scale by 3 before a transpose of [5, 1, 4, 16]
+    aborted the process in LLVM's x86 code generator: from fpext operands instcombine made
+    the f32 product rounded back to bfloat a <4 x bfloat> fmul, which LegalizeDAG cannot
+    handle (lowering/llvm/emitter.py now widens bfloat by its bits)."""
+    text = """
+    func.func @f(%x: tensor<5x1x4x16xbf16>, %b: tensor<1x1x1x16xbf16>) -> tensor<1x4x16x5xbf16> {
+      %0 = graph.add %x, %b : (tensor<5x1x4x16xbf16>, tensor<1x1x1x16xbf16>) -> tensor<5x1x4x16xbf16>
+      %1 = graph.relu %0 : (tensor<5x1x4x16xbf16>) -> tensor<5x1x4x16xbf16>
+      %2 = graph.scale %1 {value = 3.000000e+00 : f64} : (tensor<5x1x4x16xbf16>) -> tensor<5x1x4x16xbf16>
+      %3 = graph.transpose %2 {permutation = array<i64: 1, 2, 3, 0>} : (tensor<5x1x4x16xbf16>) -> tensor<1x4x16x5xbf16>
+      func.return %3 : tensor<1x4x16x5xbf16>
+    }"""
+    import ml_dtypes
+
+    rng = np.random.default_rng(93297)
+    x, b = (rng.standard_normal(shape).astype(ml_dtypes.bfloat16) for shape in ((5, 1, 4, 16), (1, 1, 1, 16)))
+    (got,) = strata.compile(text, fusion=fusion)(x, b)
+    (want,) = strata.interpret(text, x, b)
+    np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
