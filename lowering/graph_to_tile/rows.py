@@ -382,9 +382,9 @@ RESIDENT_MARK = "tile.resident_softmax"
 def resident(p: ProgramLowering, layout: RowLayout, element, causal: bool) -> bool:
     """Whether a softmax kernel is marked RESIDENT_MARK ({log}): rows of f32, f16 or bf16
     along the last axis, longer than one column tile and within the cost model's
-    resident_row_bytes, one row per kernel instance. The GPU lowers it as a kernel that copies each row into shared
-    memory once and runs both passes there (tile_to_gpu/resident_rows.py); elsewhere the
-    mark changes nothing."""
+    resident_row_bytes, one row per kernel instance. The GPU lowers it as a kernel that
+    copies each row into shared memory once and runs both passes there
+    (tile_to_gpu/resident_rows.py); elsewhere the mark changes nothing."""
     length = layout.shape[layout.axis]
     return (
         not causal and (element == f32 or isinstance(element, Float16Type | BFloat16Type))
