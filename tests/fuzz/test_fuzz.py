@@ -88,6 +88,27 @@ def test_random_gradients_agree_with_the_reference(first):
     assert not failures, "\n\n".join(failures)
 
 
+def test_gradients_that_cancel_to_noise_agree_with_the_reference():
+    """Seed 97161: a softmax over broadcast copies of one value has no gradient at all;
+    what autodiff returns is f64 rounding noise (~1e-17), which differed from the
+    reference's noise by more than the tolerance relative to the largest gradient (itself
+    noise). The tolerance is now never below GRADIENT_FLOOR of the forward results."""
+    program = generate(97161, floats=GRADIENT_FLOATS)
+    bounds = [v.tolerance for v in program.results]
+    outcome = run_gradient_module(program.module, program.inputs, bounds, ("cpu", "cpu-unfused"))
+    assert not outcome.failed and outcome.kind != "skipped", outcome
+
+
+def test_gradient_oracle_still_catches_a_wrong_gradient():
+    """The floor is a thousandth of the forward results: a gradient off by more is caught."""
+    from strata.tools.fuzz.differential import GRADIENT_TOLERANCE, _compare
+
+    forward, gradient = np.array([0.5, -2.0]), np.array([1e-17, -2e-17])
+    bounds = [(0.0, 1e-12), (0.0, 0.0, GRADIENT_TOLERANCE["f64"])]
+    assert _compare([forward, gradient + 3e-18], [forward, gradient], bounds) == ""
+    assert "result1" in _compare([forward, gradient + 1e-6], [forward, gradient], bounds)
+
+
 @pytest.mark.parametrize("fuzz", [fuzz_parser, fuzz_npz])
 def test_mutated_inputs_give_diagnostics(fuzz, tmp_path):
     failures = [(s, o) for s in MUTATION_SEEDS if (o := fuzz(s, str(tmp_path))).failed]
