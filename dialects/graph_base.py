@@ -119,6 +119,12 @@ def require_float(t: TensorType, what: str) -> None:
         raise ShapeError(f"{what} must have a float element type, got {t}")
 
 
+def require_index_int(t: TensorType, what: str) -> None:
+    """Ids and labels: i32 or i64."""
+    if not is_index_int(t.element_type):
+        raise ShapeError(f"{what} must have element type i32 or i64, got {t}")
+
+
 def require_numeric(t: TensorType, what: str) -> None:
     if is_bool(t.element_type):
         raise ShapeError(f"{what} must have a numeric (float or i32/i64) element type, got {t}")

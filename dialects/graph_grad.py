@@ -20,9 +20,9 @@ from strata.dialects.graph_base import (
     PureGraphOp,
     ShapeError,
     _tensor_type,
-    is_index_int,
     py_to_attr,
     require_float,
+    require_index_int,
     require_same_element,
     shape_of,
     tensor,
@@ -192,8 +192,7 @@ class EmbeddingGradOp(PureGraphOp):
         grad, ids = operand_types
         vocabulary = params["vocabulary"]
         require_float(grad, "grad")
-        if not is_index_int(ids.element_type):
-            raise ShapeError(f"ids must have element type i32 or i64, got {ids}")
+        require_index_int(ids, "ids")
         if len(shape_of(grad)) != len(shape_of(ids)) + 1 or shape_of(grad)[:-1] != shape_of(ids):
             raise ShapeError(f"grad must be [*ids.shape, D] for ids {ids}, got {grad}")
         if not isinstance(vocabulary, int) or vocabulary < 0:

@@ -36,8 +36,8 @@ from strata.dialects.graph_base import (
     RowOp,
     ShapeError,
     broadcast_shapes,
-    is_index_int,
     require_float,
+    require_index_int,
     require_same_element,
     shape_of,
     tensor,
@@ -318,8 +318,7 @@ class EmbeddingOp(PureGraphOp):
         table, ids = operand_types
         if len(shape_of(table)) != 2:
             raise ShapeError(f"table must have rank 2 ([V, D]), got {table}")
-        if not is_index_int(ids.element_type):
-            raise ShapeError(f"ids must have element type i32 or i64, got {ids}")
+        require_index_int(ids, "ids")
         check_padding_idx(padding_idx, shape_of(table)[0])
         return tensor((*shape_of(ids), shape_of(table)[1]), table.element_type)
 
@@ -352,8 +351,7 @@ class CrossEntropyOp(PureGraphOp):
         sl, sy = shape_of(logits), shape_of(labels)
         if len(sl) != 2:
             raise ShapeError(f"logits must have rank 2 ([N, C]), got {logits}")
-        if not is_index_int(labels.element_type):
-            raise ShapeError(f"labels must have element type i32 or i64, got {labels}")
+        require_index_int(labels, "labels")
         if sy != sl[:1]:
             raise ShapeError(f"labels must have shape [{sl[0]}] (logits' N), got {labels}")
         return tensor((), logits.element_type)
