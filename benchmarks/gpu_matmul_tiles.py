@@ -7,7 +7,7 @@ defaults come from here.
 
 A size is n (n^3) or MxKxN. A variant is scale:threads:k:stages, or scale:threads:k:stages:w
 for the warpgroup mma (wgmma, sm_90 only), :w256 with 128 x 256 tiles (where they pay:
-graph_to_tile/matmul.py). Times are CUDA-event means (see gpu_kernels.py).
+graph_to_tile/matmul.py); a last :once runs one tile per block instead of persistent blocks. Times are CUDA-event means (see gpu_kernels.py).
 """
 
 from __future__ import annotations
@@ -23,9 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 def pipeline(variant: str) -> str:
     """The GPU pipeline of a variant scale:threads:k:stages, with `:w` the warpgroup mma
-    (sm_90; its block size is two threads per tile row, `threads` is then unused) and
-    `:wN` that with n tiles of N (matmul_16bit_n)."""
+    (sm_90; its block size is two threads per tile row, `threads` is then unused),
+    `:wN` that with n tiles of N (matmul_16bit_n), and a last `:once` one tile per block
+    (no persistent blocks)."""
     scale, threads, k, stages, *warpgroup = variant.split(":")
+    persistent = "false" if warpgroup and warpgroup[-1] == "once" else "true"
     wgmma = "true" if warpgroup and warpgroup[0].startswith("w") else "false"
     columns = int(warpgroup[0][1:] or 0) if wgmma == "true" else 0
     return (
@@ -33,7 +35,8 @@ def pipeline(variant: str) -> str:
         f"lower-graph-to-tile{{tile_elements=2048 matmul_m=64 matmul_n=64 matmul_k={k} matmul_16bit_k={k} dot_k=32 "
         f"matmul_bytes=49152 matmul_min_tiles=132 pretranspose_rows=256 matmul_16bit_scale={scale} matmul_16bit_n={columns} "
         "fused_attention=false},token-dce,dedupe-kernels,"
-        f"lower-tile-to-gpu{{mma_block_size={threads} mma_stages={stages} warpgroup_mma={wgmma}}},plan-memory,verify-memory-plan"
+        f"lower-tile-to-gpu{{mma_block_size={threads} mma_stages={stages} warpgroup_mma={wgmma} persistent_matmuls={persistent}}},"
+        "plan-memory,verify-memory-plan"
     )
 
 

@@ -13,8 +13,9 @@ architecture (sm_90 on H100/H200; sm_80-class cards take sm_80), loaded with Num
 
 Binding allocates one device array per arena of the memory plan and one per input, and
 writes constants (the params arena) once. A call copies the numpy inputs to the device,
-launches each kernel with grid = the tile grid (one block per tile) and the kernel's block
-size (gpu.block_size: 256 threads, 128 for mma kernels), and copies the results back
+launches each kernel with grid = the tile grid (one block per tile; a `gpu.persistent`
+matmul gets as many blocks as the device holds at once, each looping over tiles) and the
+kernel's block size (gpu.block_size: 256 threads, 128 for mma kernels), and copies the results back
 (synchronous, on the default stream).
 `launch()` runs only the kernels, on the inputs already on the device (benchmarks). With
 cuda-bindings, a program of several kernels is captured into a CUDA graph at its first
@@ -59,6 +60,7 @@ from strata.lowering.tile_builder import contiguous_strides
 from strata.support.errors import ExecutionError, InputError, StrataError, TargetUnavailableError
 from strata.lowering.nvvm.translate import ARCHES, module_to_ptx
 from strata.lowering.tile_to_gpu.kernel import gpu_kernels
+from strata.lowering.tile_to_gpu.persistent_matmul import PERSISTENT
 from strata.runtime.program import LoweredProgram, check_kernel_abi, planned_view
 from strata.support.dtypes import NUMPY_DTYPES, tensor_dtype
 
@@ -359,7 +361,8 @@ class CudaExecutable:
             static = kernel.attributes["gpu.shared_bytes"].value.data
             if static + shared > STATIC_SHARED_BYTES:  # the default dynamic limit is 48 KiB less the static
                 self.launcher.allow_shared(function, shared)
-            launches.append((name, function, grid, threads, shared, slots, checked))
+            blocks = min(grid, self.resident_blocks(function, threads, shared)) if PERSISTENT in kernel.attributes else grid
+            launches.append((name, function, grid, blocks, threads, shared, slots, checked))
         self.pointers = [a.device_ctypes_pointer.value or 0 for a in self.storage]
         self.input_pointers = self.pointers[: len(self.inputs)]
         self.bound_launches = launches
@@ -369,10 +372,22 @@ class CudaExecutable:
         status = self.status.device_ctypes_pointer.value
         self._drop_graph()
         self.launches = [
-            (name, function, grid, threads, shared,
+            (name, function, blocks, threads, shared,
              self.launcher.arguments([self.pointers[b] for b in buffers], 0, grid, status if checked else None))
-            for name, function, grid, threads, shared, buffers, checked in self.bound_launches
+            for name, function, grid, blocks, threads, shared, buffers, checked in self.bound_launches
         ]  # fmt: skip
+
+    def resident_blocks(self, function, threads: int, shared: int) -> int:
+        """How many blocks of `function` the device holds at once: a persistent kernel's
+        launch (each block loops over tiles; a block that waited for a free multiprocessor
+        would start its tiles a whole block's work late). One per multiprocessor where the
+        driver's occupancy query is not there."""
+        device = self.cuda.get_current_device()
+        try:
+            per_multiprocessor = int(self.cuda.current_context().get_active_blocks_per_multiprocessor(function, threads, shared))
+        except Exception:  # noqa: BLE001 - a binding without the query: one block each is always resident
+            per_multiprocessor = 1
+        return max(1, per_multiprocessor) * device.MULTIPROCESSOR_COUNT
 
     def _planned_view(self, op: tile.BufferOp):
         view, init = planned_view(op, self.arenas, copied_as)

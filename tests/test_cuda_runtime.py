@@ -77,6 +77,7 @@ class HostCuda:
 
     class Device:
         compute_capability = (9, 0)
+        MULTIPROCESSOR_COUNT = 132
 
     def get_current_device(self):
         return self.Device()
@@ -201,9 +202,13 @@ def test_pipelined_matmul_launches_with_dynamic_shared_memory(host_cuda, monkeyp
     monkeypatch.setattr(HostCuda.Device, "compute_capability", capability)
     text = single_op("graph.matmul", [((2048, 256), "bf16"), ((256, 2048), "bf16")], ((2048, 2048), "bf16"))
     exe = strata.compile(text, target="cuda").run
-    (name, _, _, threads, shared, _), = exe.launches
+    (name, _, blocks, threads, shared, (_, begin, end, _)), = exe.launches
     if capability == (8, 0):
         assert threads == 128 and shared == 4 * (128 * (32 + 8) + 32 * (128 + 8)) * 2
+        assert blocks == end == 16 * 16
     else:
         assert threads == 256 and shared == 4 * (128 * 64 + 64 * 128) * 2 + 1008
+        # Persistent blocks: one per multiprocessor (this stand-in has no occupancy query)
+        # loop over the 256 tiles.
+        assert (blocks, begin, end) == (132, 0, 16 * 16)
     assert RecordingLauncher.opted_in == {name: shared}

@@ -15,6 +15,7 @@ import re
 import numpy as np
 import pytest
 
+from programs import single_op
 from targets import ptxas
 from test_gpu import check_on_gpu, inputs_for, needs_gpu, needs_ptx_tools
 from test_tensor_cores import matmul, matmul_bias_gelu
@@ -22,6 +23,7 @@ from test_tensor_cores import matmul, matmul_bias_gelu
 import strata
 from strata.lowering.nvvm.translate import module_to_ptx
 from strata.lowering.tile_to_gpu.kernel import WARPGROUP_MMA, gpu_kernels
+from strata.lowering.tile_to_gpu.persistent_matmul import PERSISTENT
 from strata.support.errors import StrataError
 from strata.targets.cuda import GpuPipelinePass
 from strata.targets.passes import run_pipeline
@@ -50,6 +52,14 @@ WARPGROUP_CASES = {
     "transposed_a_edges": matmul(2000, 776, 1800, "f16", props="transpose_a = true"),  # partial m, n and k tiles
     "transposed_a_and_b": matmul(1536, 512, 1536, "bf16", props="transpose_a = true, transpose_b = true"),
     "unaligned_k": matmul(2048, 1001, 2048, "bf16"),  # a's rows re-aligned to 1008 elements
+    # Persistent blocks (persistent_matmul.py) that run several tiles each: 33 x 8 tiles with
+    # partial rows and columns and 3 k steps (the last partial), the next tile's first copies
+    # issued during this one's last steps; exactly the two steps copied ahead; tiles of a
+    # batch (the batch index is a program id) and of batched b.
+    "many_tiles": matmul(4100, 136, 1000, "bf16"),
+    "two_k_steps": matmul(3072, 128, 2048, "f16", props="transpose_b = true"),
+    "batched_many_tiles": matmul(700, 192, 600, "bf16", batch=(6,)),
+    "batched_both": single_op("graph.matmul", [((5, 520, 320), "bf16"), ((5, 320, 776), "bf16")], ((5, 520, 776), "bf16")),
 }
 
 
@@ -64,6 +74,23 @@ def test_16_bit_matmuls_take_the_warpgroup_loop(name):
     (kernel,) = kernels
     assert kernel.attributes["gpu.block_size"].value.data in (128, 256)  # two threads per output row
     assert kernel.attributes["gpu.dynamic_shared_bytes"].value.data > 96 * 1024  # four 64-deep stages
+
+
+@pytest.mark.parametrize("name", ["square", "many_tiles", "two_k_steps", "batched_both", "transposed_a", "bias_gelu"])
+def test_warpgroup_matmuls_are_persistent(name):
+    """Each block loops over tiles (begin + ctaid.x, step nctaid.x) and the runtime
+    launches as many blocks as are resident (gpu.persistent)."""
+    (kernel,) = [k for k in gpu_kernels(lowered(WARPGROUP_CASES[name])) if WARPGROUP_MMA in k.attributes]
+    assert PERSISTENT in kernel.attributes
+    assert "llvm.nvvm.read.ptx.sreg.nctaid.x" in str(kernel)
+
+
+@pytest.mark.parametrize("text", [matmul(256, 100, 2048, "bf16"), WARPGROUP_CASES["one_k_step"]])
+def test_matmuls_without_the_cross_tile_copies_are_not_persistent(text):
+    """k = 100 has no 16-byte chunks (the mma.sync path); one k step has nothing to copy
+    ahead across tiles: a block per tile."""
+    kernels = gpu_kernels(lowered(text))
+    assert kernels and not any(PERSISTENT in k.attributes for k in kernels)
 
 
 def products(text: str) -> set[str]:

@@ -62,7 +62,7 @@ NVVM_PREFIX = "llvm.nvvm."
 INLINE_PTX_PREFIX = "ptx."
 """A private function named ptx.<instruction> is that PTX instruction, as inline assembly
 (the NVVM translation writes its operand list)."""
-SPECIAL_REGISTERS = ("ctaid.x", "tid.x")
+SPECIAL_REGISTERS = ("ctaid.x", "nctaid.x", "tid.x")
 BARRIER = "llvm.nvvm.barrier0"
 INTRINSIC_TYPES: dict[str, tuple[tuple[Attribute, ...], tuple[Attribute, ...]]] = {
     **{f"{NVVM_PREFIX}read.ptx.sreg.{name}": ((), (i32,)) for name in SPECIAL_REGISTERS},
@@ -95,6 +95,9 @@ class GpuKernelLowering(ThreadMappedLowering):
         self.warpgroup_mma_used = False
         self.intrinsics: dict[str, tuple[tuple[Attribute, ...], tuple[Attribute, ...]]] = {}
         self.status_argument: SSAValue | None = None
+        self.cross_tile = None
+        """In a persistent matmul (persistent_matmul.py), the `CrossTilePrefetch` its k loop
+        issues the next tile's first copies through (warpgroup_loop.py)."""
 
     # -- intrinsics and shared memory -----------------------------------------------------
 
@@ -139,13 +142,12 @@ class GpuKernelLowering(ThreadMappedLowering):
 
     def lower(self) -> func.FuncOp:
         kernel = self.kernel
-        begin, _ = self.bind_arguments()
+        begin, end = self.bind_arguments()
         self.barriers.ordered_buffers = {self.values[b] for b in ordered_buffers(kernel)}
         block = self.add(begin, self.special_register("ctaid.x"))
         self.thread = self.special_register("tid.x")
         self.threads = self.index(self.block_size)
-        self.bind_program_ids(block)
-        self.lower_body()
+        self.lower_tiles(block, end)
         self.emit(func.ReturnOp())
         self.drop_unread_shared()
         limit = self.shared_limit()
@@ -170,6 +172,12 @@ class GpuKernelLowering(ThreadMappedLowering):
             function.attributes["tile.error"] = StringAttr("; ".join(self.error_messages))
         self.carry_kernel_attributes(function)
         return function
+
+    def lower_tiles(self, block: SSAValue, end: SSAValue) -> None:
+        """The kernel body for grid point `block`: one tile per block (persistent_matmul.py
+        loops over several)."""
+        self.bind_program_ids(block)
+        self.lower_body()
 
     def shared_limit(self) -> int:
         """Shared memory the kernel may take in all: sm_90's where it runs the warpgroup mma."""
@@ -256,12 +264,15 @@ class GpuKernelLowering(ThreadMappedLowering):
         Batch axes count as more tile rows (batch-major): GPT-2's logits, [8, 1024, 768] @
         wᵀ with w shared, are 8 x 8 tile rows that each swept all of w's 77 MB when only a
         matrix's own rows were grouped."""
+        self.program_ids = self.program_ids_at(flat)
+
+    def program_ids_at(self, flat: SSAValue) -> list[SSAValue]:
+        """The program ids of grid point `flat` in bind_program_ids' order."""
         grid = self.kernel.grid_shape()
         has_mma = any(isinstance(op, tile.MmaOp) for op in self.kernel.walk())
         rows = prod(grid[:-1])
         if not has_mma or len(grid) < 2 or rows <= GROUPED_ROWS or grid[-1] < 2:
-            super().bind_program_ids(flat)
-            return
+            return self.delinearize(flat, grid, wrap=True)
         columns = grid[-1]
         position = self.emit(arith.RemUIOp(flat, self.index(rows * columns)))
         per_group = self.index(GROUPED_ROWS * columns)
@@ -270,7 +281,7 @@ class GpuKernelLowering(ThreadMappedLowering):
         in_group = self.emit(arith.RemUIOp(position, per_group))
         row = self.add(first_row, self.emit(arith.RemUIOp(in_group, group_rows)))
         column = self.emit(arith.DivUIOp(in_group, group_rows))
-        self.program_ids = [*self.delinearize(row, grid[:-1], wrap=True), column]
+        return [*self.delinearize(row, grid[:-1], wrap=True), column]
 
     # -- lazy tiles and deferred stores ------------------------------------------------
 

@@ -91,6 +91,7 @@ from strata.lowering.tile_to_gpu import (
     flash_attention_grad,
     flash_attention_grad_wgmma,
     flash_attention_wgmma,
+    persistent_matmul,
     resident_rows,
     warpgroup_loop,
 )
@@ -131,6 +132,9 @@ class LowerTileToGpuPass(ModulePass):
     """The flash kernel rounds its probabilities p to the inputs' 16-bit type before p v, as
     FlashAttention does: half the p v products, p to 8 (bf16) or 11 (f16) bits instead of
     16 or 22; off unless asked for (strata.compile(allow_16bit_attention_p=True))."""
+    persistent_matmuls: bool = True
+    """Warpgroup matmuls whose blocks loop over tiles, copying the next tile's first k steps
+    during this tile's last (persistent_matmul.py); false: one tile per block."""
     barriers: str = "tracked"
     """"tracked" (from access dependencies) or "naive" (around every block code that writes)."""
 
@@ -160,7 +164,9 @@ class LowerTileToGpuPass(ModulePass):
             elif resident_rows.RESIDENT_MARK in kernel.attributes:
                 lowering = resident_rows.ResidentSoftmaxLowering(kernel, *options)
             elif warpgroup_threads:
-                lowering = GpuKernelLowering(kernel, warpgroup_threads, *options, warpgroup_mma=True)
+                persistent = self.persistent_matmuls and persistent_matmul.takes(kernel)
+                matmul = persistent_matmul.PersistentMatmulLowering if persistent else GpuKernelLowering
+                lowering = matmul(kernel, warpgroup_threads, *options, warpgroup_mma=True)
             else:
                 lowering = GpuKernelLowering(kernel, threads, *options)
             function = lowering.lower()

@@ -15,6 +15,11 @@ output row: one warpgroup (4 warps, 128 threads) per 64 rows, each warp owning 1
     wgmma.fence; 4 x wgmma.mma_async.m64n128k16 (descriptors of stage kt % S); commit
     wgmma.wait_group 1                                (step kt - 1's products are done)
 
+In a persistent matmul (persistent_matmul.py: each block loops over output tiles) the
+stages are counted over the block's tiles and the last S - 2 steps of a tile copy the next
+tile's first steps instead of nothing: two loops, the steps that copy this tile's and
+those that copy the next tile's (cross_tile.py).
+
 The accumulator is `MmaFragments` with every warp on its own 16 rows (the instruction's
 register layout is mma.sync's, repeated along n), so the epilogue is tensor_core_loop's.
 wgmma reads both operands from shared memory through 64-bit descriptors (start address,
@@ -48,6 +53,7 @@ from xdsl.ir import Block, Region, SSAValue
 
 from strata.dialects import tile
 from strata.dialects.tile_types import element_bytes
+from strata.lowering.tile_to_gpu.cross_tile import usable_prefetch
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, tensor_core_operands
 from strata.lowering.tile_to_gpu.kernel import WARPGROUP_SHARED_LIMIT, GpuKernelLowering
 from strata.lowering.tile_to_gpu.threads import WARP
@@ -112,38 +118,56 @@ def warpgroup_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
         return False
     k.warpgroup_mma_used = True
     layout = MmaFragments(shape, k.block_size // WARP, 1)
-    base = atom_aligned_buffer(k, stages * stage_bytes, kind.element)
     steps = k.values[op.ub]
+    prefetch = usable_prefetch(k, (a, b), steps, stages)
+    if prefetch is None:
+        base = atom_aligned_buffer(k, stages * stage_bytes, kind.element)
+    else:  # the first tile's copies, before the tile loop, address the stages too
+        base = prefetch.before_tile_loop(k, lambda: atom_aligned_buffer(k, stages * stage_bytes, kind.element))
 
     def stage_base(stage: SSAValue, offset: int) -> SSAValue:
         return k.add(base, k.add(k.mul(stage, k.index(stage_bytes)), k.index(offset)))
 
-    def issue(step: SSAValue, stage: SSAValue) -> None:
-        def copies() -> None:
+    def copies(operands: tuple[Operand, Operand], step: SSAValue, stage: SSAValue) -> Callable[[], None]:
+        def issue() -> None:
+            tile_a, tile_b = operands
             a_base = stage_base(stage, 0)
-            issue_copies(k, a, step, n_major_target(k, a_base, a.rows) if a.m_major else k_major_target(k, a_base))
+            issue_copies(k, tile_a, step, n_major_target(k, a_base, a.rows) if a.m_major else k_major_target(k, a_base))
             b_base = stage_base(stage, a_bytes)
-            issue_copies(k, b, step, k_major_target(k, b_base) if b.k_major else n_major_target(k, b_base, b.rows))
+            issue_copies(k, tile_b, step, k_major_target(k, b_base) if b.k_major else n_major_target(k, b_base, b.rows))
 
-        commit_step(k, step, steps, copies)
+        return issue
 
-    for ahead in range(stages - 2):
-        issue(k.index(ahead), k.index(ahead))
-    start_values = cell_values(k, k.tile_of(op.iter_args[0]), layout)
-    block = Block(arg_types=[IndexType(), *(v.type for v in start_values)])
-    outer, k.cursor = k.cursor, block
-    step = block.args[0]
-    k.inline_ptx(f"cp.async.wait_group.{stages - 3}", [])
-    k.inline_ptx("fence.proxy.async.shared::cta", [])
-    k.barriers.barrier()
-    ahead = k.add(step, k.index(stages - 2))
-    issue(ahead, k.emit(arith.RemUIOp(ahead, k.index(stages))))
-    stage = k.emit(arith.RemUIOp(step, k.index(stages)))
-    sums = multiply_stage(k, kind.element, a, b, columns, stage_base(stage, 0), stage_base(stage, a_bytes), list(block.args[1:]))
-    k.emit(scf.YieldOp(*sums))
-    k.cursor = outer
-    loop = k.emit(scf.ForOp(k.index(0), steps, k.index(1), start_values, Region(block)))
-    bind_accumulator(k, op, a, b, layout, wait_for_products(k, 0, list(loop.owner.results)))
+    if prefetch is None:
+        for ahead in range(stages - 2):
+            commit_step(k, k.index(ahead), steps, copies((a, b), k.index(ahead), k.index(ahead)))
+
+        def copy_ahead(step: SSAValue) -> None:
+            ahead = k.add(step, k.index(stages - 2))
+            commit_step(k, ahead, steps, copies((a, b), ahead, k.emit(arith.RemUIOp(ahead, k.index(stages)))))
+
+        segments = [(k.index(0), steps, copy_ahead)]
+        stage_of = lambda step: k.emit(arith.RemUIOp(step, k.index(stages)))  # noqa: E731
+    else:
+        prefetch.issue_first_steps(k, (a, b), stages - 2, copies)
+        segments = prefetch.segments(k, (a, b), stages, copies)
+        stage_of = lambda step: prefetch.stage_of(k, step, stages)  # noqa: E731
+
+    sums = cell_values(k, k.tile_of(op.iter_args[0]), layout)
+    for first, last, copy_ahead in segments:
+        block = Block(arg_types=[IndexType(), *(v.type for v in sums)])
+        outer, k.cursor = k.cursor, block
+        step = block.args[0]
+        k.inline_ptx(f"cp.async.wait_group.{stages - 3}", [])
+        k.inline_ptx("fence.proxy.async.shared::cta", [])
+        k.barriers.barrier()
+        copy_ahead(step)
+        stage = stage_of(step)
+        products = issue_products(k, kind.element, a, b, columns, stage_base(stage, 0), stage_base(stage, a_bytes), list(block.args[1:]))
+        k.emit(scf.YieldOp(*wait_for_products(k, 1, products)))
+        k.cursor = outer
+        sums = list(k.emit(scf.ForOp(first, last, k.index(1), sums, Region(block))).owner.results)
+    bind_accumulator(k, op, a, b, layout, wait_for_products(k, 0, sums))
     return True
 
 
@@ -215,10 +239,10 @@ def stepped_descriptor(k: GpuKernelLowering, at: SSAValue, k_major: bool, rows: 
     return descriptor(k, at, rows * ROW_BYTES, ATOM_BYTES), INSTRUCTION_K * ROW_BYTES
 
 
-def multiply_stage(k: GpuKernelLowering, element, a: Operand, b: Operand, columns: int, a_base: SSAValue,
+def issue_products(k: GpuKernelLowering, element, a: Operand, b: Operand, columns: int, a_base: SSAValue,
                    b_base: SSAValue, sums: list[SSAValue]) -> list[SSAValue]:
     """Issues the stage's four k16 products of this thread's warpgroup (64 rows of a) into
-    `sums` and waits for the previous stage's: the accumulator registers after them."""
+    `sums`, one commit group: the accumulator registers they write (wait_for_products)."""
     warpgroup = k.emit(arith.DivUIOp(k.thread, k.index(4 * WARP)))
     a_rows = k.add(a_base, k.mul(warpgroup, k.index(WARPGROUP_ROWS * ROW_BYTES)))
     instruction = wgmma_instruction(columns, element, a.m_major, not b.k_major)
@@ -229,7 +253,7 @@ def multiply_stage(k: GpuKernelLowering, element, a: Operand, b: Operand, column
         a_descriptor, b_descriptor = moved_descriptor(k, a_first, step * a_step), moved_descriptor(k, b_first, step * b_step)
         sums = k.inline_ptx(instruction, [a_descriptor, b_descriptor, *sums], len(sums), f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])
-    return wait_for_products(k, 1, sums)
+    return sums
 
 
 def wgmma_instruction(columns: int, element, m_major: bool, n_major: bool) -> str:

@@ -29,37 +29,79 @@
 // CHECK-NOT:     tile.launch @wgrad_matmul_a_aligned
 // CHECK:         tile.launch @wgrad_matmul_0(%x, %dy,
 // CHECK-LABEL: func.func @main_matmul_0(
-// CHECK-SAME:    gpu.block_size = 256 : i64, gpu.shared_bytes = 0 : i64, gpu.dynamic_shared_bytes = 132080 : i64, gpu.barriers = 1 : i64, gpu.warpgroup_mma
+// CHECK-SAME:    %begin: index, %end: index)
+// CHECK-SAME:    gpu.block_size = 256 : i64, gpu.shared_bytes = 0 : i64, gpu.dynamic_shared_bytes = 132080 : i64, gpu.barriers = 3 : i64, gpu.warpgroup_mma, tile.grid = array<i64: 16, 16>, gpu.persistent
 // CHECK:         memref.alloca() {gpu.dynamic_offset = 0 : i64, alignment = 16 : i64} : memref<66040xbf16, 3 : i64>
-// CHECK-COUNT-2: func.call @ptx.cp.async.commit_group()
-// CHECK:         scf.for
-// CHECK-NEXT:      func.call @ptx.cp.async.wait_group.1()
-// CHECK-NEXT:      func.call @"ptx.fence.proxy.async.shared::cta"()
-// CHECK-NEXT:      func.call @llvm.nvvm.barrier0()
+// CHECK:         %[[FIRST:.*]] = arith.addi %begin, %{{.*}} : index
+// CHECK:         %[[BLOCKS:.*]] = arith.index_cast %nctaid : i32 to index
+// CHECK:         %[[FIRST_VALID:.*]] = arith.cmpi ult, %[[FIRST]], %end : index
+// CHECK:         scf.if %[[FIRST_VALID]] {
+// CHECK-COUNT-8:   func.call @ptx.cp.async.cg.shared.global.16(
+// CHECK:         }
+// CHECK-NEXT:    func.call @ptx.cp.async.commit_group()
+// CHECK:         scf.if %[[FIRST_VALID]] {
+// CHECK:         func.call @ptx.cp.async.commit_group()
+// CHECK-NOT:     ptx.cp.async
+// CHECK:         scf.for %[[TILE:.*]] = %[[FIRST]] to %end step %[[BLOCKS]] iter_args(%[[DONE:.*]] = %{{.*}}) -> (index) {
+// CHECK:           %[[NEXT:.*]] = arith.addi %[[TILE]], %[[BLOCKS]] : index
+// CHECK:           %[[NEXT_VALID:.*]] = arith.cmpi ult, %[[NEXT]], %end : index
+// Steps 0 and 1 (of 4) copy this tile's step two ahead, into the stage of its step counted
+// over the block's tiles:
+// CHECK:           scf.for %[[KT:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// CHECK-NEXT:        func.call @ptx.cp.async.wait_group.1()
+// CHECK-NEXT:        func.call @"ptx.fence.proxy.async.shared::cta"()
+// CHECK-NEXT:        func.call @llvm.nvvm.barrier0()
+// CHECK-NEXT:        %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:        %[[AHEAD:.*]] = arith.addi %[[KT]], %[[TWO]] : index
+// CHECK-NEXT:        %[[GLOBAL:.*]] = arith.addi %[[DONE]], %[[AHEAD]] : index
+// CHECK-NEXT:        %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK-NEXT:        arith.remui %[[GLOBAL]], %[[FOUR]] : index
+// CHECK-NOT:         scf.if
 // A thread's copies differ by constants (no select of the address: a chunk outside copies
 // 0 bytes): its second chunk of a's tile is 32 rows, 8192 elements, past its first.
-// CHECK:           func.call @ptx.cp.async.cg.shared.global.16(
-// CHECK-NEXT:      %[[ROWS:.*]] = arith.constant 32 : index
-// CHECK-NEXT:      arith.addi %{{.*}}, %[[ROWS]] : index
-// CHECK-NEXT:      %[[APART:.*]] = arith.constant 8192 : index
-// CHECK-NEXT:      arith.addi %{{.*}}, %[[APART]] : index
-// CHECK:           func.call @ptx.cp.async.commit_group()
-// CHECK:           func.call @ptx.wgmma.fence.sync.aligned()
-// CHECK-NEXT:      func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major(%[[A0:[0-9]+]], %[[B0:[0-9]+]],
-// CHECK-NOT:       arith.divui
-// CHECK:           arith.addi %[[A0]], %{{.*}} : i64
-// CHECK-NOT:       arith.divui
-// CHECK:           arith.addi %[[B0]], %{{.*}} : i64
-// CHECK-COUNT-3:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major(
-// CHECK-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
-// CHECK-NEXT:      func.call @ptx.wgmma.wait_group.sync.aligned.1.x64(
-// CHECK:         func.call @ptx.wgmma.wait_group.sync.aligned.0.x64(
+// CHECK:             func.call @ptx.cp.async.cg.shared.global.16(
+// CHECK-NEXT:        %[[ROWS:.*]] = arith.constant 32 : index
+// CHECK-NEXT:        arith.addi %{{.*}}, %[[ROWS]] : index
+// CHECK-NEXT:        %[[APART:.*]] = arith.constant 8192 : index
+// CHECK-NEXT:        arith.addi %{{.*}}, %[[APART]] : index
+// CHECK:             func.call @ptx.cp.async.commit_group()
+// CHECK:             arith.addi %[[DONE]], %[[KT]] : index
+// CHECK:             func.call @ptx.wgmma.fence.sync.aligned()
+// CHECK-NEXT:        func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major(%[[A0:[0-9]+]], %[[B0:[0-9]+]],
+// CHECK-NOT:         arith.divui
+// CHECK:             arith.addi %[[A0]], %{{.*}} : i64
+// CHECK-NOT:         arith.divui
+// CHECK:             arith.addi %[[B0]], %{{.*}} : i64
+// CHECK-COUNT-3:     func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major(
+// CHECK-NEXT:        func.call @ptx.wgmma.commit_group.sync.aligned()
+// CHECK-NEXT:        func.call @ptx.wgmma.wait_group.sync.aligned.1.x64(
+// Steps 2 and 3 copy the next tile's steps 0 and 1, where there is a next tile:
+// CHECK:           scf.for %[[KT2:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// CHECK-NEXT:        func.call @ptx.cp.async.wait_group.1()
+// CHECK-NEXT:        func.call @"ptx.fence.proxy.async.shared::cta"()
+// CHECK-NEXT:        func.call @llvm.nvvm.barrier0()
+// CHECK-NEXT:        %[[TWO2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:        %[[AHEAD2:.*]] = arith.addi %[[KT2]], %[[TWO2]] : index
+// CHECK-NEXT:        %[[STEPS:.*]] = arith.constant 4 : index
+// CHECK-NEXT:        arith.subi %[[AHEAD2]], %[[STEPS]] : index
+// CHECK:             scf.if %[[NEXT_VALID]] {
+// CHECK-COUNT-8:       func.call @ptx.cp.async.cg.shared.global.16(
+// CHECK:             }
+// CHECK-NEXT:        func.call @ptx.cp.async.commit_group()
+// CHECK:             func.call @ptx.wgmma.wait_group.sync.aligned.1.x64(
+// CHECK:           func.call @ptx.wgmma.wait_group.sync.aligned.0.x64(
+// The epilogue, then a barrier before the block's next tile.
+// CHECK:           func.call @ptx.st.global.b32(
+// CHECK:           func.call @llvm.nvvm.barrier0()
+// CHECK-NEXT:      %[[STEPS_DONE:.*]] = arith.constant 4 : index
+// CHECK-NEXT:      %[[DONE_NEXT:.*]] = arith.addi %[[DONE]], %[[STEPS_DONE]] : index
+// CHECK-NEXT:      scf.yield %[[DONE_NEXT]] : index
 // CHECK-NOT:     ptx.mma.sync
 // CHECK-LABEL: func.func @x_wT_matmul_0(
 // CHECK-SAME:    gpu.warpgroup_mma
 // CHECK-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16(
 // CHECK-LABEL: func.func @wide_matmul_0(
-// CHECK-SAME:    gpu.block_size = 256 : i64, gpu.shared_bytes = 0 : i64, gpu.dynamic_shared_bytes = 197616 : i64, gpu.barriers = 1 : i64, gpu.warpgroup_mma, tile.grid = array<i64: 32, 16>
+// CHECK-SAME:    gpu.block_size = 256 : i64, gpu.shared_bytes = 0 : i64, gpu.dynamic_shared_bytes = 197616 : i64, gpu.barriers = 3 : i64, gpu.warpgroup_mma, tile.grid = array<i64: 32, 16>, gpu.persistent
 // CHECK-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16.n_major(
 // CHECK-LABEL: func.func @odd_matmul_0(
 // CHECK-NOT:     gpu.warpgroup_mma
