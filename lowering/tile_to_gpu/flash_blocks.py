@@ -25,13 +25,13 @@ from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering
 from strata.lowering.tile_to_gpu.ops import butterfly, i32_constant
 from strata.lowering.tile_to_gpu.tensor_core_loop import (
     Operand,
-    address,
     b16_b_fragments,
     issue_copies,
     k_major_fragments,
     stage_target,
 )
 from strata.lowering.tile_to_gpu.tensor_cores import multiply_fragments
+from strata.lowering.tile_to_gpu.tiles import address
 
 
 def a_fragment_pairs(terms: list[SSAValue], step: int) -> list[tuple[SSAValue, SSAValue]]:

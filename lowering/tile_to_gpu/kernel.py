@@ -27,7 +27,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from strata.dialects import tile, token
 from strata.dialects.tile_types import TensorViewType, element_bytes
-from strata.lowering.tile_to_gpu import epilogue
+from strata.lowering.tile_to_gpu import epilogue, row_stores
 from strata.lowering.tile_to_gpu.barriers import Barriers, ordered_buffers
 from strata.lowering.tile_to_gpu.threads import ThreadMappedLowering
 from strata.lowering.tile_to_gpu.tiles import PartialsTile, RegisterTile, register_tile_in
@@ -197,6 +197,15 @@ class GpuKernelLowering(ThreadMappedLowering):
             isinstance(op.tile.type.element_type, BFloat16Type | Float16Type) and not self.is_shared(part.buffer)
             for op, part, _ in stores
         ) and self.shared_bytes + self.dynamic_shared_bytes + sum(sizes) + 16 * len(sizes) <= self.shared_limit()
+
+    def stages_row_chunks(self, layout, stores: list[Store]) -> bool:
+        """Whether a warpgroup matmul's 16-bit epilogue goes through shared memory and out in
+        16-byte chunks of rows (row_stores.py), where its rows allow and there is room."""
+        return (
+            self.warpgroup_mma_used and row_stores.rows_apply(layout, stores, self.is_shared)
+            and not any(part.buffer in self.barriers.ordered_buffers for _, part, _ in stores)
+            and self.shared_bytes + self.dynamic_shared_bytes + row_stores.staging_bytes(layout, stores) <= self.shared_limit()
+        )  # fmt: skip
 
     def drop_unread_shared(self) -> None:
         """Erases static shared buffers that are only written (the shared row of results a
@@ -374,7 +383,9 @@ class GpuKernelLowering(ThreadMappedLowering):
                 store = memref.StoreOp.get(element, part.buffer, [offset])
                 self.effect(lambda store=store: self.emit(store))
 
-        if registers and epilogue.pairs_apply(registers[0].layout, stores, self.is_shared):
+        if registers and self.stages_row_chunks(registers[0].layout, stores):
+            row_stores.store_rows(self, registers[0].layout, stores, extents, origins)
+        elif registers and epilogue.pairs_apply(registers[0].layout, stores, self.is_shared):
             code, accesses = self.block_code(lambda: epilogue.store_pairs(self, registers[0].layout, stores, extents, origins))
             self.place_inline(code, accesses)
         elif registers:

@@ -45,9 +45,9 @@ from strata.lowering.tile_to_gpu.flash_attention import LOG2_E
 from strata.lowering.tile_to_gpu.flash_blocks import block_loop, constant, exp2
 from strata.lowering.tile_to_gpu.kernel import WARPGROUP_SHARED_LIMIT, GpuKernelLowering, argument_views
 from strata.lowering.tile_to_gpu.ops import butterfly
-from strata.lowering.tile_to_gpu.tensor_core_loop import address
 from strata.lowering.tile_to_gpu.threads import WARP
 from strata.support.errors import StrataError
+from strata.lowering.tile_to_gpu.tiles import address
 
 THREADS = 512
 CHUNK_BYTES = 16

@@ -35,7 +35,7 @@ tensor_cores.py, and the epilogue reads them the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, memref, scf
@@ -53,7 +53,7 @@ from strata.lowering.tile_to_gpu.fragments import (
 )
 from strata.lowering.tile_to_gpu.kernel import DYNAMIC_SHARED_LIMIT, GpuKernelLowering
 from strata.lowering.tile_to_gpu.tensor_cores import multiply_fragments, to_tf32
-from strata.lowering.tile_to_gpu.tiles import RegisterTile, cell_values
+from strata.lowering.tile_to_gpu.tiles import RegisterTile, address, cell_values
 from strata.lowering.tile_to_loops.kernel import Partition, static_value
 
 CHUNK_BYTES = 16
@@ -165,18 +165,6 @@ def transposed(partition: Partition) -> Partition:
                              view.offset.data)  # fmt: skip
     *lead, tile_rows, tile_columns = partition.tile_shape
     return Partition(partition.buffer, swapped, (*lead, tile_columns, tile_rows))
-
-
-def address(k: GpuKernelLowering, buffer: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
-    """The address of buffer[indices] (row-major) for inline PTX: i32 for a shared buffer,
-    index for a global one."""
-    shape = buffer.type.get_shape()
-    offset = indices[0]
-    for index, size in zip(indices[1:], shape[1:]):
-        offset = k.add(k.mul(offset, k.index(size)), index)
-    element = element_bytes(buffer.type.element_type)
-    at = k.add(k.emit(memref.ExtractAlignedPointerAsIndexOp.get(buffer)), k.mul(offset, k.index(element)))
-    return k.emit(arith.IndexCastOp(at, i32)) if k.is_shared(buffer) else at
 
 
 def tile_origin(k: GpuKernelLowering, operand: Operand, step: SSAValue) -> list[SSAValue]:

@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import memref
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
 from strata.dialects import tile
+from strata.dialects.tile_types import element_bytes
 from strata.lowering.tile_builder import contiguous_strides
 from strata.lowering.tile_to_gpu.fragments import AccumulatorLayout, accumulator_layout
 from strata.lowering.tile_to_gpu.threads import ThreadMappedLowering
@@ -99,3 +101,15 @@ def carried_in_registers(k: ThreadMappedLowering, arg: SSAValue) -> AccumulatorL
         return None
     layout = accumulator_layout(mma, k.block_size, k.tf32)
     return layout if layout.active == k.block_size else None
+
+
+def address(k: ThreadMappedLowering, buffer: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+    """The address of buffer[indices] (row-major) for inline PTX: i32 for a shared buffer,
+    index for a global one."""
+    shape = buffer.type.get_shape()
+    offset = indices[0]
+    for index, size in zip(indices[1:], shape[1:]):
+        offset = k.add(k.mul(offset, k.index(size)), index)
+    element = element_bytes(buffer.type.element_type)
+    at = k.add(k.emit(memref.ExtractAlignedPointerAsIndexOp.get(buffer)), k.mul(offset, k.index(element)))
+    return k.emit(arith.IndexCastOp(at, i32)) if k.is_shared(buffer) else at

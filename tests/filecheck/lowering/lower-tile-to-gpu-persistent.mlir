@@ -30,6 +30,7 @@
 // CHECK:             func.call @ptx.cp.async.commit_group()
 // CHECK:             func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.n_major(
 // CHECK:           func.call @ptx.wgmma.wait_group.sync.aligned.0.x64(
+// CHECK:           func.call @ptx.st.global.v4.b32(
 // CHECK:           func.call @llvm.nvvm.barrier0()
 // CHECK-NEXT:      %[[STEPS:.*]] = arith.constant 4 : index
 // CHECK-NEXT:      %[[DONE_NEXT:.*]] = arith.addi %[[DONE]], %[[STEPS]] : index

@@ -30,7 +30,8 @@
 // CHECK:         tile.launch @wgrad_matmul_0(%x, %dy,
 // CHECK-LABEL: func.func @main_matmul_0(
 // CHECK-SAME:    %begin: index, %end: index)
-// CHECK-SAME:    gpu.block_size = 256 : i64, gpu.shared_bytes = 0 : i64, gpu.dynamic_shared_bytes = 132080 : i64, gpu.barriers = 3 : i64, gpu.warpgroup_mma, tile.grid = array<i64: 16, 16>, gpu.persistent
+// CHECK-SAME:    gpu.block_size = 256 : i64, gpu.shared_bytes = 0 : i64, gpu.dynamic_shared_bytes = 166896 : i64, gpu.barriers = 4 : i64, gpu.warpgroup_mma, tile.grid = array<i64: 16, 16>, gpu.persistent
+// CHECK:         %[[STAGED:.*]] = memref.alloca() {gpu.dynamic_offset = 132080 : i64, alignment = 16 : i64} : memref<128x68xi32, 3 : i64>
 // CHECK:         memref.alloca() {gpu.dynamic_offset = 0 : i64, alignment = 16 : i64} : memref<66040xbf16, 3 : i64>
 // CHECK:         %[[FIRST:.*]] = arith.addi %begin, %{{.*}} : index
 // CHECK:         %[[BLOCKS:.*]] = arith.index_cast %nctaid : i32 to index
@@ -90,9 +91,14 @@
 // CHECK-NEXT:        func.call @ptx.cp.async.commit_group()
 // CHECK:             func.call @ptx.wgmma.wait_group.sync.aligned.1.x64(
 // CHECK:           func.call @ptx.wgmma.wait_group.sync.aligned.0.x64(
-// The epilogue, then a barrier before the block's next tile.
-// CHECK:           func.call @ptx.st.global.b32(
+// The epilogue: each thread's cell pairs packed (cvt.rn.bf16x2.f32) into a shared tile of
+// words whose rows are padded by 16 bytes, a barrier, and the tile out in 16-byte chunks
+// of rows, eight per thread; then a barrier before the block's next tile.
+// CHECK-COUNT-32:  memref.store %{{.*}}, %[[STAGED]][%{{.*}}, %{{.*}}] : memref<128x68xi32, 3 : i64>
+// CHECK-NOT:       ptx.st.global.b32
 // CHECK:           func.call @llvm.nvvm.barrier0()
+// CHECK-COUNT-8:   func.call @ptx.st.global.v4.b32(
+// CHECK-NEXT:      func.call @llvm.nvvm.barrier0()
 // CHECK-NEXT:      %[[STEPS_DONE:.*]] = arith.constant 4 : index
 // CHECK-NEXT:      %[[DONE_NEXT:.*]] = arith.addi %[[DONE]], %[[STEPS_DONE]] : index
 // CHECK-NEXT:      scf.yield %[[DONE_NEXT]] : index
@@ -103,6 +109,10 @@
 // CHECK-LABEL: func.func @wide_matmul_0(
 // CHECK-SAME:    gpu.block_size = 256 : i64, gpu.shared_bytes = 0 : i64, gpu.dynamic_shared_bytes = 197616 : i64, gpu.barriers = 3 : i64, gpu.warpgroup_mma, tile.grid = array<i64: 32, 16>, gpu.persistent
 // CHECK-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16.n_major(
+// Four 48 KiB stages leave no room for a 66 KiB staged tile: pairs from the fragments.
+// CHECK-NOT:       ptx.st.global.v4.b32
+// CHECK:           func.call @ptx.st.global.b32(
+// CHECK-NOT:       ptx.st.global.v4.b32
 // CHECK-LABEL: func.func @odd_matmul_0(
 // CHECK-NOT:     gpu.warpgroup_mma
 // CHECK-NOT:     ptx.wgmma
@@ -112,6 +122,14 @@
 // CHECK-LABEL: func.func @wgrad_matmul_0(
 // CHECK-SAME:    gpu.warpgroup_mma
 // CHECK-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.m_major.n_major(
+// CHECK:           func.call @ptx.st.global.v4.b32(
+// Rows of 2050 elements do not start 16 bytes apart: pairs from the fragments.
+// CHECK-LABEL: func.func @even_rows_matmul_0(
+// CHECK-SAME:    gpu.warpgroup_mma
+// CHECK-NOT:       ptx.st.global.v4.b32
+// CHECK:           func.call @ptx.st.global.b32(
+// CHECK-NOT:       ptx.st.global.v4.b32
+// CHECK:           func.return
 
 // PTX:       .target sm_90a
 // PTX-LABEL: .entry main_matmul_0(
@@ -162,4 +180,9 @@ func.func @padded(%a: tensor<2048x100xbf16>, %b: tensor<100x2048xbf16>) -> tenso
 func.func @wgrad(%x: tensor<1024x768xbf16>, %dy: tensor<1024x3072xbf16>) -> tensor<768x3072xbf16> {
   %0 = "graph.matmul"(%x, %dy) <{transpose_a = true}> : (tensor<1024x768xbf16>, tensor<1024x3072xbf16>) -> tensor<768x3072xbf16>
   func.return %0 : tensor<768x3072xbf16>
+}
+
+func.func @even_rows(%x: tensor<2048x256xbf16>, %w: tensor<2050x256xbf16>) -> tensor<2048x2050xbf16> {
+  %0 = "graph.matmul"(%x, %w) <{transpose_b = true}> : (tensor<2048x256xbf16>, tensor<2050x256xbf16>) -> tensor<2048x2050xbf16>
+  func.return %0 : tensor<2048x2050xbf16>
 }
