@@ -79,6 +79,11 @@ class TileCostModel:
     """A softmax or log_softmax whose rows are longer than one column tile but at most this
     many bytes is marked `tile.resident_softmax` (0: never): the GPU (sm_90) replaces it by a
     kernel that keeps each row in shared memory and reads it once (graph_to_tile/rows.py)."""
+    matmul_tf32: bool = False
+    """f32 matmuls tiled for sm_90's TF32 warpgroup mma (the GPU pipeline with allow_tf32):
+    tiles as 16-bit ones (matmul_16bit_scale), k tiles of one 128-byte row, and both operands
+    read along k (the instruction takes TF32 operands K-major only): a b along n, or an a
+    read along m, is copied once with its last two axes swapped (graph_to_tile/matmul.py)."""
 
     def elementwise_tile(self, shape: Sequence[int], element_type: Attribute, tiles: int = 2) -> tuple[int, ...]:
         """A tile shape for `shape`; `tiles` tiles of it (a kernel's loads and results)

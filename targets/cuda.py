@@ -62,8 +62,10 @@ class GpuPipelinePass(PipelinePass):
 
     def steps(self) -> str:
         added = {
-            "lower-graph-to-tile": ["matmul_16bit_k=64", "matmul_16bit_n=256", f"resident_row_bytes={RESIDENT_ROW_BYTES}"]
-            if self.warpgroup_mma else [],
+            "lower-graph-to-tile": [
+                "matmul_16bit_k=64", "matmul_16bit_n=256", f"resident_row_bytes={RESIDENT_ROW_BYTES}",
+                *(["matmul_tf32=true"] if self.allow_tf32 else []),
+            ] if self.warpgroup_mma else [],
             "lower-tile-to-gpu": [
                 o for o, wanted in (
                     ("tf32=true", self.allow_tf32), ("warpgroup_mma=true", self.warpgroup_mma),

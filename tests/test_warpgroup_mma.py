@@ -104,6 +104,68 @@ def test_epilogues_store_rows_in_16_byte_chunks_where_rows_allow(name, chunks):
     assert ("ptx.st.global.b32" in text) != chunks
 
 
+TF32_CASES = {
+    "tf32_square": matmul(2048, 512, 2048, "f32"),  # b along n: copied K-major first
+    "tf32_x_wT": matmul(1536, 320, 1536, "f32", props="transpose_b = true"),  # read in place
+    "tf32_transposed_a": matmul(2048, 256, 1024, "f32", props="transpose_a = true"),  # a copied too
+    "tf32_edges": matmul(1999, 300, 1030, "f32"),  # partial tiles; rows of 1030: no 16-byte chunks
+    "tf32_bias_gelu": matmul_bias_gelu(1536, 256, 1536, "f32"),
+    "tf32_batched": matmul(512, 128, 768, "f32", batch=(3,)),
+}
+TF32_WGMMA = "ptx.wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"
+
+
+def lowered_tf32(text: str):
+    module = strata.parse_module(text)
+    run_pipeline(module, GpuPipelinePass(warpgroup_mma=True, allow_tf32=True).steps())
+    return module
+
+
+@pytest.mark.parametrize("name", TF32_CASES)
+def test_tf32_matmuls_take_the_warpgroup_loop(name):
+    """With allow_tf32 on sm_90, large enough f32 matmuls get 128 x 128 x 32 tiles and the
+    m64n128k8 TF32 product, both operands K-major (copied where read along m or n): the
+    instruction reads the f32 bits as they are (no cvt.rna, no mma.sync)."""
+    module = lowered_tf32(TF32_CASES[name])
+    (kernel,) = [k for k in gpu_kernels(module) if WARPGROUP_MMA in k.attributes]
+    text = str(kernel)
+    assert TF32_WGMMA in text and "ptx.mma.sync" not in text and "cvt.rna" not in text
+    assert PERSISTENT in kernel.attributes
+    copies = [k.sym_name.data for k in gpu_kernels(module) if "_transpose_" in k.sym_name.data]
+    expected = {"tf32_square": ["b"], "tf32_edges": ["b"], "tf32_bias_gelu": ["b"], "tf32_batched": ["b"],
+                "tf32_transposed_a": ["a", "b"], "tf32_x_wT": []}[name]
+    assert sorted(c.split("_transpose_")[1][0] for c in copies) == expected
+    assert ("ptx.st.global.v4.b32" in text) == (name != "tf32_edges")
+
+
+def test_tf32_needs_k_in_16_byte_chunks_and_enough_work():
+    """k = 301 (no 16-byte chunks) and a 256^3 matmul (too little work for a copy of b)
+    keep the mma.sync TF32 path and its 64 x 64 tiles."""
+    for text in (matmul(1000, 301, 1000, "f32"), matmul(256, 256, 256, "f32")):
+        lowered = str(lowered_tf32(text))
+        assert "ptx.wgmma" not in lowered and "ptx.mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in lowered
+
+
+@needs_ptx_tools
+@pytest.mark.parametrize("name", ["tf32_square", "tf32_edges", "tf32_bias_gelu"])
+def test_tf32_ptx_for_sm90a_is_accepted_by_ptxas(name):
+    ptx = module_to_ptx(lowered_tf32(TF32_CASES[name]), "sm_90a")[1]
+    assert "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32" in ptx
+    ptxas(ptx, "sm_90a")
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", TF32_CASES)
+def test_tf32_warpgroup_matmuls_match_the_reference(name):
+    """TF32 products read 10 of each operand's mantissa bits (the instruction ignores the
+    rest): within 2e-3 of the largest result, like the mma.sync path's rounded operands."""
+    text = TF32_CASES[name]
+    inputs = inputs_for(text, name, np.random.default_rng(17))
+    (want,) = strata.interpret(text, *inputs)
+    (got,) = strata.compile(text, target="cuda", allow_tf32=True)(*inputs)
+    assert got.shape == want.shape and np.max(np.abs(got - want)) <= 2e-3 * np.max(np.abs(want))
+
+
 def products(text: str) -> set[str]:
     return set(re.findall(r"ptx\.wgmma\.mma_async[\w.]*", text))
 

@@ -147,7 +147,7 @@ def fused_kernel(op: Attention, p: ProgramLowering, flash: bool = False) -> None
         k_type = TensorType(k_type.element_type, [*shape_of(k_type)[:-2], *reversed(shape_of(k_type)[-2:])])
         k_strides = (*outer, depth_stride, keys_stride)
     else:
-        k_buffer, k_type, k_strides = pretransposed(p, "attention", *p.operand(op.k))  # [..., D, Sk]
+        k_buffer, k_type, k_strides = pretransposed(p, "attention_transpose_b", *p.operand(op.k))  # [..., D, Sk]
     v_buffer, v_type, v_strides = p.operand(op.v)
     out_type = op.results[0].type
     *batch, queries, depth = shape_of(q_type)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import BFloat16Type, DenseIntOrFPElementsAttr, Float16Type, TensorType, f32
+from xdsl.dialects.builtin import BFloat16Type, DenseIntOrFPElementsAttr, Float16Type, Float32Type, TensorType, f32
 from xdsl.ir import Block, SSAValue
 
 from strata.dialects import graph, tile
@@ -92,10 +92,18 @@ def matmul_kernel(
     batch, (m, n) = out_shape[:-2], out_shape[-2:]
     element = out_type.element_type
     low_precision = isinstance(element, (Float16Type, BFloat16Type))
+    kdim = shape_of(a_type)[-2 if transpose_a else -1]
+    tf32 = tf32_tiles(p, (a_type, a_strides, transpose_a), (b_type, b_strides, transpose_b), 2 * math.prod(out_shape) * kdim)
+    if tf32:
+        # The TF32 warpgroup mma reads both operands along k: copies of those that are not.
+        if transpose_a:
+            (a, a_type, a_strides), transpose_a = pretransposed(p, f"{label}_transpose_a", a, a_type, a_strides), False
+        if not transpose_b:
+            (b, b_type, b_strides), transpose_b = pretransposed(p, f"{label}_transpose_b", b, b_type, b_strides), True
     # 16-bit b on the GPU is read along k by the tensor-core path as it is: no copy.
-    if (transpose_b and b_strides[-1] == 1 and p.cost.pretranspose_rows and m >= p.cost.pretranspose_rows
+    elif (transpose_b and b_strides[-1] == 1 and p.cost.pretranspose_rows and m >= p.cost.pretranspose_rows
             and not (low_precision and p.cost.matmul_16bit_scale > 1)):  # fmt: skip
-        (b, b_type, b_strides), transpose_b = pretransposed(p, label, b, b_type, b_strides), False
+        (b, b_type, b_strides), transpose_b = pretransposed(p, f"{label}_transpose_b", b, b_type, b_strides), False
     if low_precision and p.cost.matmul_16bit_scale > 1:
         flops = 2 * math.prod(out_shape) * shape_of(a_type)[-2 if transpose_a else -1]
         (a, a_type, a_strides), transpose_a = tensor_core_operand(p, f"{label}_a", (a, a_type, a_strides), transpose_a,
@@ -116,7 +124,9 @@ def matmul_kernel(
         k_limit = min(p.cost.dot_k, fitting)
     if low_precision and p.cost.matmul_16bit_k:
         k_limit = p.cost.matmul_16bit_k
-    scale = p.cost.matmul_16bit_scale if low_precision else 1
+    if tf32:
+        k_limit = TF32_K
+    scale = p.cost.matmul_16bit_scale if low_precision or tf32 else 1
     instances = math.prod(batch)
     tm = min(next_power_of_two(m), p.cost.matmul_m * scale)
     n_limit = p.cost.matmul_n * scale
@@ -208,7 +218,8 @@ def matmul_kernel(
 def pretransposed(
     p: ProgramLowering, label: str, b: SSAValue, b_type: TensorType, strides: Sequence[int]
 ) -> tuple[SSAValue, TensorType, tuple[int, ...]]:
-    """b with its last two axes swapped into a contiguous workspace buffer."""
+    """An operand with its last two axes swapped into a contiguous workspace buffer, by the
+    copy kernel `label`."""
     shape = shape_of(b_type)
     swapped_shape = (*shape[:-2], shape[-1], shape[-2])
     swapped_strides = (*strides[:-2], strides[-1], strides[-2])
@@ -216,8 +227,33 @@ def pretransposed(
     target = p.mark_workspace(p.new_buffer(t))
     source_view = TensorViewType(swapped_shape, t.element_type, swapped_strides)
     target_view = TensorViewType(swapped_shape, t.element_type, contiguous_strides(swapped_shape))
-    copy_kernel(f"{label}_transpose_b", p, b, source_view, target, target_view)
+    copy_kernel(label, p, b, source_view, target, target_view)
     return target, t, contiguous_strides(swapped_shape)
+
+
+TF32_K = 32
+"""The k tile of the TF32 warpgroup mma (matmul_tf32): one 128-byte row of f32."""
+TF32_ALIGNMENT = 4
+"""f32 elements per 16-byte chunk, the unit the tensor-core paths copy operand rows in."""
+
+
+def tf32_tiles(p: ProgramLowering, a: tuple[TensorType, Sequence[int], bool], b: tuple[TensorType, Sequence[int], bool],
+               flops: int) -> bool:
+    """Whether an f32 matmul is tiled for the TF32 warpgroup mma (matmul_tf32): it does
+    enough flops to pay for copying an operand, and its k rows can be read in 16-byte
+    chunks once both operands run along k (a copied operand is contiguous)."""
+    (a_type, a_strides, transpose_a), (b_type, b_strides, transpose_b) = a, b
+    if not (p.cost.matmul_tf32 and isinstance(a_type.element_type, Float32Type) and isinstance(b_type.element_type, Float32Type)
+            and flops >= MIN_COPY_FLOPS):  # fmt: skip
+        return False
+    kdim = shape_of(a_type)[-2 if transpose_a else -1]
+
+    def chunked(strides: Sequence[int]) -> bool:
+        return strides[-1] == 1 and all(s % TF32_ALIGNMENT == 0 for s in strides[:-1])
+
+    # An operand read along m or n is copied (contiguous); one read along k is read in place.
+    a_ready, b_ready = transpose_a or chunked(a_strides), not transpose_b or chunked(b_strides)
+    return kdim % TF32_ALIGNMENT == 0 and a_ready and b_ready
 
 
 ROW_ALIGNMENT = 8

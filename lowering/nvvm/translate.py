@@ -284,6 +284,14 @@ def wgmma_registers_a_template(n: int, kind: str, n_major: bool, fresh: bool = F
             f"{{${d},${d + 1},${d + 2},${d + 3}}}, ${d + 4}, {int(not fresh)}, 1, 1, {int(n_major)};")
 
 
+def wgmma_tf32_template(n: int, fresh: bool = False) -> str:
+    """d (n / 2 f32 registers) += a @ b on f32 operands as TF32, both K-major from
+    shared-memory descriptors $d, $d+1 (TF32 has no transpose bits); `fresh`: d = a @ b."""
+    d = n // 2
+    registers = ",".join(f"${i}" for i in range(d))
+    return f"wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 {{{registers}}}, ${d}, ${d + 1}, {int(not fresh)}, 1, 1;"
+
+
 INLINE_PTX = {
     "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32": mma_template("bf16"),
     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32": mma_template("f16"),
@@ -320,6 +328,8 @@ INLINE_PTX = {
     **{wgmma_instruction(n, kind, False, n_major) + ".a_registers" + FRESH_WGMMA * fresh:
        wgmma_registers_a_template(n, kind, n_major, fresh)
        for n in range(8, 257, 8) for kind in ("bf16", "f16") for n_major in (False, True) for fresh in (False, True)},
+    **{wgmma_instruction(n, "tf32", False, False) + FRESH_WGMMA * fresh: wgmma_tf32_template(n, fresh)
+       for n in range(8, 257, 8) for fresh in (False, True)},
 }  # fmt: skip
 """The PTX a call of @ptx.<name> stands for: $n are its results, then its operands (an
 address is an i32 in shared memory, an index (i64) in global memory)."""

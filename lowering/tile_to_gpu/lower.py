@@ -151,7 +151,7 @@ class LowerTileToGpuPass(ModulePass):
         for kernel in [k for k in op.ops if isinstance(k, tile.KernelOp)]:
             has_mma = any(isinstance(inner, tile.MmaOp) for inner in kernel.walk())
             threads = self.mma_block_size if has_mma else self.block_size
-            warpgroup_threads = self.warpgroup_mma and has_mma and warpgroup_loop.warpgroup_threads(kernel)
+            warpgroup_threads = self.warpgroup_mma and has_mma and warpgroup_loop.warpgroup_threads(kernel, self.tf32)
             options = (self.barriers == "naive", self.mma_stages, self.tf32)
             if flash_attention.MARK in kernel.attributes:
                 wgmma = self.warpgroup_mma and flash_attention_wgmma.takes(kernel)

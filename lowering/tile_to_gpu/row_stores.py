@@ -1,4 +1,4 @@
-"""A 16-bit accumulator epilogue staged through shared memory and stored in 16-byte chunks.
+"""An accumulator epilogue staged through shared memory and stored in 16-byte chunks.
 
 From the fragment layout (epilogue.py) a warp's `st.global.b32` writes 4 bytes a lane, 16
 bytes in each of eight rows: every store instruction touches eight lines, each half a
@@ -8,7 +8,8 @@ bounded the epilogue. Here, where every destination row starts 16 bytes aligned:
 
 - each thread packs its cell pairs as epilogue.py does (one `cvt.rn.bf16x2.f32` each) and
   writes the words into a shared tile whose rows are padded by 16 bytes (a store
-  instruction's eight rows then fall in different banks);
+  instruction's eight rows then fall in different banks); f32 results (TF32 matmuls) are
+  written a cell at a time;
 - one barrier;
 - the block copies the tile out in 16-byte chunks, consecutive threads on consecutive
   chunks of a row: `ld.shared.v4.b32`, then `st.global.v4.b32` where the chunk lies inside
@@ -25,7 +26,7 @@ from collections.abc import Sequence
 from math import prod
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IntAttr, i32
+from xdsl.dialects.builtin import Float32Type, IntAttr, f32, i32
 from xdsl.ir import SSAValue
 
 from strata.dialects.tile_types import TensorViewType, element_bytes
@@ -41,9 +42,13 @@ PAD_WORDS = CHUNK_BYTES // 4
 
 def rows_apply(layout: object, stores: Sequence[tuple], is_shared) -> bool:
     """Whether an epilogue over `layout` can go through shared memory in 16-byte chunks:
-    it can store pairs (epilogue.py), the tile is one matrix of whole chunks per row, and
-    every destination row starts 16 bytes aligned."""
-    if not pairs_apply(layout, stores, is_shared):
+    it can store pairs (epilogue.py) or its results are all f32 in global memory, the tile
+    is one matrix of whole chunks per row, and every destination row starts 16 bytes
+    aligned."""
+    f32_results = isinstance(layout, MmaFragments) and all(
+        isinstance(op.tile.type.element_type, Float32Type) and not is_shared(part.buffer) for op, part, _ in stores
+    )
+    if not (f32_results or pairs_apply(layout, stores, is_shared)):
         return False
     chunk = CHUNK_BYTES // element_bytes(stores[0][0].tile.type.element_type)
     return prod(layout.shape[:-2]) == 1 and layout.shape[-1] % chunk == 0 and all(
@@ -60,16 +65,39 @@ def _chunked_view(view: TensorViewType, chunk: int) -> bool:
     )  # fmt: skip
 
 
+def staged_words(layout: MmaFragments, stores: Sequence[tuple]) -> int:
+    """32-bit words per staged row: the tile's row and the padding."""
+    return layout.shape[-1] * element_bytes(stores[0][0].tile.type.element_type) // 4 + PAD_WORDS
+
+
 def staging_bytes(layout: MmaFragments, stores: Sequence[tuple]) -> int:
     """Shared memory the staged tiles of `stores` take."""
-    rows, columns = layout.shape[-2:]
-    return len(stores) * rows * (columns // 2 + PAD_WORDS) * 4
+    return len(stores) * layout.shape[-2] * staged_words(layout, stores) * 4
 
 
 def store_rows(k, layout: MmaFragments, stores: Sequence[tuple], extents: Sequence[SSAValue], origins) -> None:
     """The epilogue's stores through shared memory (module docstring)."""
-    rows, columns = layout.shape[-2:]
-    staged = [k.shared_alloca([rows, columns // 2 + PAD_WORDS], i32, dynamic=True) for _ in stores]
+    f32_results = isinstance(stores[0][0].tile.type.element_type, Float32Type)
+    words = staged_words(layout, stores)
+    staged = [k.shared_alloca([layout.shape[-2], words], f32 if f32_results else i32, dynamic=True) for _ in stores]
+    (stage_cells if f32_results else stage_pairs)(k, layout, stores, staged, extents)
+    k.inside, k.cell = None, None
+    k.barriers.barrier()
+    copy_out(k, layout, stores, staged, extents, origins)
+
+
+def stage_cells(k, layout: MmaFragments, stores: Sequence[tuple], staged: list[SSAValue], extents) -> None:
+    """Each of this thread's cells of f32 results into its place in the staged tiles."""
+    for position, indices in enumerate(layout.cells(k)):
+        row, column = indices[-2:]
+        k.inside, k.cell = k.clamp(indices, extents, layout.shape), (layout, position)
+        for (_, _, value), tile in zip(stores, staged):
+            k.emit(memref.StoreOp.get(k.read(value, indices), tile, [row, column]))
+
+
+def stage_pairs(k, layout: MmaFragments, stores: Sequence[tuple], staged: list[SSAValue], extents) -> None:
+    """Each of this thread's cell pairs of 16-bit results, packed, into its word of the
+    staged tiles."""
     cells = layout.cells(k)
     for position in range(0, len(cells), 2):
         row, column = cells[position][-2:]
@@ -81,9 +109,6 @@ def store_rows(k, layout: MmaFragments, stores: Sequence[tuple], extents: Sequen
         word_column = k.emit(arith.DivUIOp(column, k.index(2)))
         for (op, _, _), tile, low, high in zip(stores, staged, first, second):
             k.emit(memref.StoreOp.get(pack(k, op.tile.type.element_type, low, high), tile, [row, word_column]))
-    k.inside, k.cell = None, None
-    k.barriers.barrier()
-    copy_out(k, layout, stores, staged, extents, origins)
 
 
 def copy_out(k, layout: MmaFragments, stores: Sequence[tuple], staged: list[SSAValue], extents: Sequence[SSAValue],
@@ -104,7 +129,7 @@ def copy_out(k, layout: MmaFragments, stores: Sequence[tuple], staged: list[SSAV
             if static_value(extent) != size:
                 checks.append(k.emit(arith.CmpiOp(index, extent, "ult")))
         inside = k.all_of(checks)
-        word_column = k.emit(arith.DivUIOp(column, k.index(2)))
+        word_column = k.emit(arith.DivUIOp(column, k.index(4 // element_bytes(stores[0][0].tile.type.element_type))))
         for (_, part, _), tile, origin in zip(stores, staged, origins):
             def store(tile=tile, part=part, origin=origin) -> None:
                 words = k.inline_ptx("ld.shared.v4.b32", [address(k, tile, [row, word_column])], 4)

@@ -79,23 +79,25 @@ adding to one: its accumulators are results only, so no zeros are moved into the
 registers in flight and injects a wait, C7517)."""
 
 
-def warpgroup_threads(kernel: tile.KernelOp) -> int | None:
+def warpgroup_threads(kernel: tile.KernelOp, tf32: bool = False) -> int | None:
     """The block size of `kernel` if its tile.mma can run as the warpgroup mma (two threads
-    per accumulator row), else None."""
+    per accumulator row; f32 operands as TF32 when `tf32`), else None."""
     mmas = [op for op in kernel.walk() if isinstance(op, tile.MmaOp)]
-    if len(mmas) != 1 or not fits(mmas[0]):
+    if len(mmas) != 1 or not fits(mmas[0], tf32):
         return None
     return 2 * mmas[0].acc.type.get_shape()[-2]
 
 
-def fits(mma: tile.MmaOp) -> bool:
-    """Whether the mma's tiles fit the instruction (module docstring)."""
-    matched = tensor_core_operands(mma)
+def fits(mma: tile.MmaOp, tf32: bool = False) -> bool:
+    """Whether the mma's tiles fit the instruction (module docstring): k tiles of one
+    128-byte row (64 16-bit elements, or 32 f32 ones as TF32 where `tf32`)."""
+    matched = tensor_core_operands(mma, tf32)
     if matched is None:
         return False
     rows, columns = mma.acc.type.get_shape()[-2:]
     depth = mma.a.type.get_shape()[-1]
-    return rows in (WARPGROUP_ROWS, 2 * WARPGROUP_ROWS) and columns % 8 == 0 and columns <= MAX_COLUMNS and depth == K_TILE
+    return (rows in (WARPGROUP_ROWS, 2 * WARPGROUP_ROWS) and columns % 8 == 0 and columns <= MAX_COLUMNS
+            and depth == ROW_BYTES // element_bytes(matched[0].element))  # fmt: skip
 
 
 def warpgroup_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
@@ -109,7 +111,9 @@ def warpgroup_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
     kind, mma, a, b = matched
     shape = tuple(mma.acc.type.get_shape())
     rows, columns = shape[-2:]
-    if kind.tf32 or not fits(mma) or k.block_size != 2 * rows or not (b.k_major or columns % K_TILE == 0):
+    if not fits(mma, kind.tf32) or k.block_size != 2 * rows or not (b.k_major or columns % K_TILE == 0):
+        return False
+    if kind.tf32 and (a.m_major or not b.k_major):  # TF32 operands are read K-major only
         return False
     a_bytes, b_bytes = rows * ROW_BYTES, columns * ROW_BYTES
     stage_bytes = a_bytes + b_bytes
@@ -132,9 +136,9 @@ def warpgroup_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
         def issue() -> None:
             tile_a, tile_b = operands
             a_base = stage_base(stage, 0)
-            issue_copies(k, tile_a, step, n_major_target(k, a_base, a.rows) if a.m_major else k_major_target(k, a_base))
+            issue_copies(k, tile_a, step, n_major_target(k, a_base, a.rows) if a.m_major else k_major_target(k, a_base, a.chunk))
             b_base = stage_base(stage, a_bytes)
-            issue_copies(k, tile_b, step, k_major_target(k, b_base) if b.k_major else n_major_target(k, b_base, b.rows))
+            issue_copies(k, tile_b, step, k_major_target(k, b_base, b.chunk) if b.k_major else n_major_target(k, b_base, b.rows))
 
         return issue
 
@@ -179,12 +183,12 @@ def atom_aligned_buffer(k: GpuKernelLowering, size: int, element) -> SSAValue:
     return k.mul(k.emit(arith.DivUIOp(k.add(start, k.index(ATOM_SLACK)), k.index(ATOM_BYTES))), k.index(ATOM_BYTES))
 
 
-def k_major_target(k: GpuKernelLowering, tile_base: SSAValue) -> Callable[[SSAValue, SSAValue], SSAValue]:
-    """Shared addresses of a K-major tile (rows of 64 k): row r at r * 128 bytes, its 16-byte
-    chunk c at c ^ (r % 8)."""
+def k_major_target(k: GpuKernelLowering, tile_base: SSAValue, chunk: int = 8) -> Callable[[SSAValue, SSAValue], SSAValue]:
+    """Shared addresses of a K-major tile (rows of 128 bytes of k, `chunk` elements per 16
+    bytes): row r at r * 128 bytes, its 16-byte chunk c at c ^ (r % 8)."""
 
     def target(row: SSAValue, column: SSAValue) -> SSAValue:
-        return shared_address(k, k.add(tile_base, swizzled(k, row, column)))
+        return shared_address(k, k.add(tile_base, swizzled(k, row, column, chunk)))
 
     return target
 
@@ -203,9 +207,10 @@ def n_major_target(k: GpuKernelLowering, tile_base: SSAValue, rows: int) -> Call
     return target
 
 
-def swizzled(k: GpuKernelLowering, row: SSAValue, column: SSAValue) -> SSAValue:
-    """The byte offset of 16-bit element `column` (a multiple of 8) of `row` in 128-byte swizzled rows."""
-    chunk = k.emit(arith.DivUIOp(column, k.index(8)))
+def swizzled(k: GpuKernelLowering, row: SSAValue, column: SSAValue, per_chunk: int = 8) -> SSAValue:
+    """The byte offset of element `column` (a multiple of `per_chunk`, the elements of 16
+    bytes) of `row` in 128-byte swizzled rows."""
+    chunk = k.emit(arith.DivUIOp(column, k.index(per_chunk)))
     chunk = k.emit(arith.XOrIOp(chunk, k.emit(arith.RemUIOp(row, k.index(8)))))
     return k.add(k.mul(row, k.index(ROW_BYTES)), k.mul(chunk, k.index(16)))
 
@@ -257,8 +262,11 @@ def issue_products(k: GpuKernelLowering, element, a: Operand, b: Operand, column
 
 
 def wgmma_instruction(columns: int, element, m_major: bool, n_major: bool) -> str:
-    """The name of the m64n`columns`k16 product with a M-major and b N-major as asked (the
-    NVVM translation's INLINE_PTX spells each out)."""
+    """The name of the m64n`columns`k16 product with a M-major and b N-major as asked, or
+    for f32 (`tf32`) operands the m64n`columns`k8 TF32 product, K-major both (the NVVM
+    translation's INLINE_PTX spells each out)."""
+    if str(element) in ("f32", "tf32"):
+        return f"wgmma.mma_async.sync.aligned.m64n{columns}k8.f32.tf32.tf32"
     suffix = "".join(name for name, wanted in ((".m_major", m_major), (".n_major", n_major)) if wanted)
     return f"wgmma.mma_async.sync.aligned.m64n{columns}k16.f32.{element}.{element}{suffix}"
 
