@@ -59,7 +59,8 @@ WARPGROUP_CASES = {
     "many_tiles": matmul(4100, 136, 1000, "bf16"),
     "two_k_steps": matmul(3072, 128, 2048, "f16", props="transpose_b = true"),
     "batched_many_tiles": matmul(700, 192, 600, "bf16", batch=(6,)),
-    "even_rows": matmul(2048, 256, 2050, "bf16", props="transpose_b = true"),  # rows not 16-byte aligned: paired stores
+    "even_rows": matmul(2048, 256, 2050, "bf16", props="transpose_b = true"),  # rows not 16-byte aligned
+    "odd_width": matmul(2000, 256, 1001, "bf16", props="transpose_b = true"),  # odd rows (as GPT-2's logits), partial tiles
     "batched_both": single_op("graph.matmul", [((5, 520, 320), "bf16"), ((5, 320, 776), "bf16")], ((5, 520, 776), "bf16")),
 }
 
@@ -94,14 +95,18 @@ def test_matmuls_without_the_cross_tile_copies_are_not_persistent(text):
     assert kernels and not any(PERSISTENT in k.attributes for k in kernels)
 
 
-@pytest.mark.parametrize("name, chunks", [("square", True), ("bias_gelu", True), ("even_rows", False), ("wide_edges", False)])
-def test_epilogues_store_rows_in_16_byte_chunks_where_rows_allow(name, chunks):
-    """row_stores.py: rows that start 16 bytes apart and room for the staged tile (not
-    beside four 48 KiB stages of 128 x 256 tiles); otherwise paired stores."""
+@pytest.mark.parametrize("name, stores", [
+    ("square", "chunks"), ("bias_gelu", "chunks"), ("even_rows", "shifted"), ("odd_width", "shifted"), ("wide_edges", "pairs"),
+])
+def test_epilogues_store_rows_in_16_byte_chunks_where_they_fit(name, stores):
+    """row_stores.py where rows start 16 bytes apart, shifted_rows.py where they do not
+    (the global chunks a row covers, five staged words realigned per chunk); paired
+    fragment stores where the staged tile has no room (beside four 48 KiB stages)."""
     (kernel,) = [k for k in gpu_kernels(lowered(WARPGROUP_CASES[name])) if WARPGROUP_MMA in k.attributes]
     text = str(kernel)
-    assert ("ptx.st.global.v4.b32" in text) == chunks
-    assert ("ptx.st.global.b32" in text) != chunks
+    assert ("ptx.st.global.v4.b32" in text) == (stores != "pairs")
+    assert ("ptx.shf.r.clamp.b32" in text) == (stores == "shifted")
+    assert ("ptx.st.global.b32" in text) == (stores == "pairs")
 
 
 TF32_CASES = {

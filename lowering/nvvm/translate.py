@@ -308,6 +308,7 @@ INLINE_PTX = {
     "cp.async.cg.shared.global.16": "cp.async.cg.shared.global [$0], [$1], 16, $2;",
     "st.global.b32": "st.global.b32 [$0], $1;",
     "st.global.v4.b32": "st.global.v4.b32 [$0], {$1, $2, $3, $4};",
+    "shf.r.clamp.b32": "shf.r.clamp.b32 $0, $1, $2, $3;",
     "ld.shared.v4.b32": "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];",
     "cp.async.commit_group": "cp.async.commit_group;",
     **{f"cp.async.wait_group.{n}": f"cp.async.wait_group {n};" for n in range(8)},
@@ -333,7 +334,7 @@ INLINE_PTX = {
 }  # fmt: skip
 """The PTX a call of @ptx.<name> stands for: $n are its results, then its operands (an
 address is an i32 in shared memory, an index (i64) in global memory)."""
-PURE_PTX = ("mma.", "cvt.", "unpack.", "ex2.")
+PURE_PTX = ("mma.", "cvt.", "unpack.", "ex2.", "shf.")
 """Instructions without memory effects; every other one is a volatile asm that clobbers memory."""
 TIED_PTX = ("wgmma.mma_async.", "wgmma.wait_group.")
 """Instructions whose last operands are their results' values before (tied registers): the

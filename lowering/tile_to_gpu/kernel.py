@@ -27,7 +27,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from strata.dialects import tile, token
 from strata.dialects.tile_types import TensorViewType, element_bytes
-from strata.lowering.tile_to_gpu import epilogue, row_stores
+from strata.lowering.tile_to_gpu import epilogue, row_stores, shifted_rows
 from strata.lowering.tile_to_gpu.barriers import Barriers, ordered_buffers
 from strata.lowering.tile_to_gpu.threads import ThreadMappedLowering
 from strata.lowering.tile_to_gpu.tiles import PartialsTile, RegisterTile, register_tile_in
@@ -190,7 +190,7 @@ class GpuKernelLowering(ThreadMappedLowering):
         16-bit elements 4 bytes apart, a warp touching eight rows at once (the logits matmul
         ran at 218 TFLOP/s against 503 for the same k with paired stores); from shared memory
         the block stores whole rows, consecutive lanes on consecutive elements."""
-        if epilogue.pairs_apply(layout, stores, self.is_shared):
+        if epilogue.pairs_apply(layout, stores, self.is_shared) or self.stages_shifted_rows(layout, stores):
             return False
         sizes = [prod(op.tile.type.get_shape()) * element_bytes(op.tile.type.element_type) for op, _, _ in stores]
         return all(
@@ -203,6 +203,15 @@ class GpuKernelLowering(ThreadMappedLowering):
         16-byte chunks of rows (row_stores.py), where its rows allow and there is room."""
         return (
             self.warpgroup_mma_used and row_stores.rows_apply(layout, stores, self.is_shared)
+            and not any(part.buffer in self.barriers.ordered_buffers for _, part, _ in stores)
+            and self.shared_bytes + self.dynamic_shared_bytes + row_stores.staging_bytes(layout, stores) <= self.shared_limit()
+        )  # fmt: skip
+
+    def stages_shifted_rows(self, layout, stores: list[Store]) -> bool:
+        """Whether a warpgroup matmul's 16-bit epilogue whose rows do not start 16 bytes
+        aligned goes out in the global 16-byte chunks its rows cover (shifted_rows.py)."""
+        return (
+            self.warpgroup_mma_used and shifted_rows.shifted_rows_apply(layout, stores, self.is_shared)
             and not any(part.buffer in self.barriers.ordered_buffers for _, part, _ in stores)
             and self.shared_bytes + self.dynamic_shared_bytes + row_stores.staging_bytes(layout, stores) <= self.shared_limit()
         )  # fmt: skip
@@ -385,6 +394,8 @@ class GpuKernelLowering(ThreadMappedLowering):
 
         if registers and self.stages_row_chunks(registers[0].layout, stores):
             row_stores.store_rows(self, registers[0].layout, stores, extents, origins)
+        elif registers and self.stages_shifted_rows(registers[0].layout, stores):
+            shifted_rows.store_shifted_rows(self, registers[0].layout, stores, extents, origins)
         elif registers and epilogue.pairs_apply(registers[0].layout, stores, self.is_shared):
             code, accesses = self.block_code(lambda: epilogue.store_pairs(self, registers[0].layout, stores, extents, origins))
             self.place_inline(code, accesses)

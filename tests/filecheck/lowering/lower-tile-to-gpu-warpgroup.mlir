@@ -123,12 +123,18 @@
 // CHECK-SAME:    gpu.warpgroup_mma
 // CHECK-COUNT-4:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16.m_major.n_major(
 // CHECK:           func.call @ptx.st.global.v4.b32(
-// Rows of 2050 elements do not start 16 bytes apart: pairs from the fragments.
+// Rows of 2050 elements do not start 16 bytes apart: each goes out in the 16-byte chunks
+// of global memory it covers, a whole chunk as five staged words realigned by a funnel
+// shift and one 16-byte store, the partial chunks at its ends element by element.
 // CHECK-LABEL: func.func @even_rows_matmul_0(
 // CHECK-SAME:    gpu.warpgroup_mma
-// CHECK-NOT:       ptx.st.global.v4.b32
-// CHECK:           func.call @ptx.st.global.b32(
-// CHECK-NOT:       ptx.st.global.v4.b32
+// CHECK-NOT:       ptx.st.global.b32
+// CHECK:           scf.if
+// CHECK-COUNT-4:     func.call @ptx.shf.r.clamp.b32(
+// CHECK:             func.call @ptx.st.global.v4.b32(
+// CHECK:           } else {
+// CHECK:             memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<4198400xbf16>
+// CHECK-NOT:       ptx.st.global.b32
 // CHECK:           func.return
 
 // PTX:       .target sm_90a
