@@ -199,19 +199,21 @@ class GpuKernelLowering(ThreadMappedLowering):
         ) and self.shared_bytes + self.dynamic_shared_bytes + sum(sizes) + 16 * len(sizes) <= self.shared_limit()
 
     def stages_row_chunks(self, layout, stores: list[Store]) -> bool:
-        """Whether a warpgroup matmul's 16-bit epilogue goes through shared memory and out in
+        """Whether a warpgroup matmul's epilogue goes through shared memory and out in
         16-byte chunks of rows (row_stores.py), where its rows allow and there is room."""
-        return (
-            self.warpgroup_mma_used and row_stores.rows_apply(layout, stores, self.is_shared)
-            and not any(part.buffer in self.barriers.ordered_buffers for _, part, _ in stores)
-            and self.shared_bytes + self.dynamic_shared_bytes + row_stores.staging_bytes(layout, stores) <= self.shared_limit()
-        )  # fmt: skip
+        return self.stages_warpgroup_epilogue(row_stores.rows_apply(layout, stores, self.is_shared), layout, stores)
 
     def stages_shifted_rows(self, layout, stores: list[Store]) -> bool:
         """Whether a warpgroup matmul's 16-bit epilogue whose rows do not start 16 bytes
         aligned goes out in the global 16-byte chunks its rows cover (shifted_rows.py)."""
+        return self.stages_warpgroup_epilogue(shifted_rows.shifted_rows_apply(layout, stores, self.is_shared), layout,
+                                              stores)
+
+    def stages_warpgroup_epilogue(self, applies: bool, layout, stores: list[Store]) -> bool:
+        """Whether a staged epilogue path that `applies` is taken: in a warpgroup matmul, with
+        no store that tokens order before a load of this kernel, and room for the staged tiles."""
         return (
-            self.warpgroup_mma_used and shifted_rows.shifted_rows_apply(layout, stores, self.is_shared)
+            applies and self.warpgroup_mma_used
             and not any(part.buffer in self.barriers.ordered_buffers for _, part, _ in stores)
             and self.shared_bytes + self.dynamic_shared_bytes + row_stores.staging_bytes(layout, stores) <= self.shared_limit()
         )  # fmt: skip

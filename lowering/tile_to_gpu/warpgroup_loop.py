@@ -151,11 +151,14 @@ def warpgroup_loop(k: GpuKernelLowering, op: scf.ForOp) -> bool:
             commit_step(k, ahead, steps, copies((a, b), ahead, k.emit(arith.RemUIOp(ahead, k.index(stages)))))
 
         segments = [(k.index(0), steps, copy_ahead)]
-        stage_of = lambda step: k.emit(arith.RemUIOp(step, k.index(stages)))  # noqa: E731
     else:
         prefetch.issue_first_steps(k, (a, b), stages - 2, copies)
         segments = prefetch.segments(k, (a, b), stages, copies)
-        stage_of = lambda step: prefetch.stage_of(k, step, stages)  # noqa: E731
+
+    def stage_of(step: SSAValue) -> SSAValue:
+        if prefetch is None:
+            return k.emit(arith.RemUIOp(step, k.index(stages)))
+        return prefetch.stage_of(k, step, stages)
 
     sums = cell_values(k, k.tile_of(op.iter_args[0]), layout)
     for first, last, copy_ahead in segments:
