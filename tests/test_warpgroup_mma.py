@@ -109,6 +109,31 @@ def test_epilogues_store_rows_in_16_byte_chunks_where_they_fit(name, stores):
     assert ("ptx.st.global.b32" in text) == (stores == "pairs")
 
 
+SHARED_UNALIGNED = """func.func @main(%d: tensor<1024x5001xbf16>, %w: tensor<5001x256xbf16>, %h: tensor<1024x256xbf16>) -> (tensor<1024x256xbf16>, tensor<5001x256xbf16>) {
+  %0 = "graph.matmul"(%d, %w) : (tensor<1024x5001xbf16>, tensor<5001x256xbf16>) -> tensor<1024x256xbf16>
+  %1 = "graph.matmul"(%d, %h) <{transpose_a = true}> : (tensor<1024x5001xbf16>, tensor<1024x256xbf16>) -> tensor<5001x256xbf16>
+  func.return %0, %1 : tensor<1024x256xbf16>, tensor<5001x256xbf16>
+}
+"""
+"""GPT-2's logits gradient: rows of 5001 (50257) elements read along k by d @ w and along m
+by dᵀ @ h (the weight gradient)."""
+
+
+def test_an_unaligned_operand_read_both_ways_is_copied_once():
+    """d's rows are padded to 5008 elements once; dᵀ @ h reads that copy M-major (its
+    padded rows are zeros that no stored result reads) instead of a transposing copy."""
+    module = lowered(SHARED_UNALIGNED)
+    kernels = [k.sym_name.data for k in gpu_kernels(module)]
+    assert sum("_aligned" in name for name in kernels) == 1 and not any("transpose" in name for name in kernels)
+    (weight_gradient,) = [k for k in gpu_kernels(module) if k.sym_name.data == "main_matmul_3"]
+    assert WARPGROUP_MMA in weight_gradient.attributes and ".m_major" in str(weight_gradient)
+
+
+@needs_gpu
+def test_an_unaligned_operand_read_both_ways_matches_the_reference():
+    check_on_gpu(SHARED_UNALIGNED, inputs_for(SHARED_UNALIGNED, "shared_unaligned", np.random.default_rng(19)))
+
+
 TF32_CASES = {
     "tf32_square": matmul(2048, 512, 2048, "f32"),  # b along n: copied K-major first
     "tf32_x_wT": matmul(1536, 320, 1536, "f32", props="transpose_b = true"),  # read in place

@@ -175,7 +175,9 @@ def matmul_kernel(
     grid = (*batch, -(-m // tm), -(-n // tn))
     k = KernelBuilder(p.kernel_name(label), buffers, grid)
     *batch_ids, row, col = k.program_ids
-    part_a = k.partition(0, operand_view(a_type, a_strides, transpose_a, m, a_k), (*lead, tm, tk))
+    # An a read transposed may have its rows (m) padded (tensor_core_operand): its view covers them.
+    a_rows = shape_of(a_type)[-1] if transpose_a else m
+    part_a = k.partition(0, operand_view(a_type, a_strides, transpose_a, a_rows, a_k), (*lead, tm, tk))
     part_b = k.partition(1, operand_view(b_type, b_strides, transpose_b, b_k, n), (*lead, tk, tn))
     acc_shape = (*lead, tm, tn)
     zero = k.fill(0, acc_shape, accumulate)
@@ -289,25 +291,42 @@ def tensor_core_operand(
     is read in place."""
     buffer, t, strides = operand
     shape = shape_of(t)
-    if transposed and p.cost.matmul_16bit_k == WARPGROUP_K and rows_aligned(shape, strides):
+    warpgroup = p.cost.matmul_16bit_k == WARPGROUP_K
+    if transposed and warpgroup and rows_aligned(shape, strides):
         return operand, transposed
+    if flops < max(MIN_COPY_FLOPS, math.prod(shape) * COPY_FLOPS):
+        return operand, transposed
+    if transposed and warpgroup:
+        # Read M-major: its rows padded, not transposed (the logits gradient's copy for
+        # dlogits @ w serves dlogitsᵀ @ h too).
+        return padded_rows(p, label, buffer, t.element_type, shape, strides), True
     if transposed:
         shape, strides = (*shape[:-2], shape[-1], shape[-2]), (*strides[:-2], strides[-1], strides[-2])
-    aligned = rows_aligned(shape, strides)
-    if (aligned and not transposed) or not along_k or flops < max(MIN_COPY_FLOPS, math.prod(shape) * COPY_FLOPS):
+    if (rows_aligned(shape, strides) and not transposed) or not along_k:
         return operand, transposed
+    return padded_rows(p, label, buffer, t.element_type, shape, strides), False
+
+
+def padded_rows(p: ProgramLowering, label: str, buffer: SSAValue, element, shape: Sequence[int],
+                strides: Sequence[int]) -> tuple[SSAValue, TensorType, tuple[int, ...]]:
+    """The view (shape, strides) of `buffer` copied into contiguous rows padded with zeros
+    to a multiple of 8 elements; one copy per view of a buffer in a program, whichever
+    matmuls read it."""
+    key = (buffer, tuple(shape), tuple(strides))
+    if key in p.aligned_copies:
+        return p.aligned_copies[key]
     padded = (*shape[:-1], -(-shape[-1] // ROW_ALIGNMENT) * ROW_ALIGNMENT)
-    target = p.new_buffer(TensorType(t.element_type, padded))
+    target = p.new_buffer(TensorType(element, padded))
     target_strides = contiguous_strides(padded)
-    copy_kernel(f"{label}_aligned", p, buffer, TensorViewType(shape, t.element_type, strides), target,
-                TensorViewType(shape, t.element_type, target_strides))
+    copy_kernel(f"{label}_aligned", p, buffer, TensorViewType(shape, element, strides), target,
+                TensorViewType(shape, element, target_strides))
     if padded != shape:
-        zero = p.new_buffer(TensorType(t.element_type, (1,)), init=DenseIntOrFPElementsAttr.from_list(
-            TensorType(t.element_type, (1,)), [0.0]))
+        zero = p.new_buffer(TensorType(element, (1,)), init=DenseIntOrFPElementsAttr.from_list(TensorType(element, (1,)), [0.0]))
         tail = (*shape[:-1], padded[-1] - shape[-1])
-        copy_kernel(f"{label}_padding", p, zero, TensorViewType(tail, t.element_type, (0,) * len(tail)), target,
-                    TensorViewType(tail, t.element_type, target_strides, shape[-1]))
-    return (target, TensorType(t.element_type, padded), target_strides), False
+        copy_kernel(f"{label}_padding", p, zero, TensorViewType(tail, element, (0,) * len(tail)), target,
+                    TensorViewType(tail, element, target_strides, shape[-1]))
+    p.aligned_copies[key] = (target, TensorType(element, padded), target_strides)
+    return p.aligned_copies[key]
 
 
 def lower_matmul_epilogue(op: graph.FusedOp, p: ProgramLowering) -> None:

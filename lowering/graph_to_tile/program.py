@@ -66,6 +66,9 @@ class ProgramLowering:
     """Results to compute straight into their region of a concat's output: value -> (the
     concat, strides, offset) (layout.place_concat_inputs)."""
     concat_buffers: dict[Operation, SSAValue] = field(default_factory=dict)
+    aligned_copies: dict[tuple, tuple[SSAValue, TensorType, tuple[int, ...]]] = field(default_factory=dict)
+    """Matmul operands copied into padded rows for the tensor cores, by (buffer, shape,
+    strides) of the view copied (graph_to_tile/matmul.py, padded_rows)."""
     kernels: int = 0
 
     def buffer_of(self, value: SSAValue) -> SSAValue:
