@@ -22,7 +22,7 @@ epilogue's other inputs stay clamped into the extent as in every epilogue.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from math import prod
 
 from xdsl.dialects import arith, memref
@@ -81,7 +81,6 @@ def store_rows(k, layout: MmaFragments, stores: Sequence[tuple], extents: Sequen
     words = staged_words(layout, stores)
     staged = [k.shared_alloca([layout.shape[-2], words], f32 if f32_results else i32, dynamic=True) for _ in stores]
     (stage_cells if f32_results else stage_pairs)(k, layout, stores, staged, extents)
-    k.inside, k.cell = None, None
     k.barriers.barrier()
     copy_out(k, layout, stores, staged, extents, origins)
 
@@ -93,6 +92,7 @@ def stage_cells(k, layout: MmaFragments, stores: Sequence[tuple], staged: list[S
         k.inside, k.cell = k.clamp(indices, extents, layout.shape), (layout, position)
         for (_, _, value), tile in zip(stores, staged):
             k.emit(memref.StoreOp.get(k.read(value, indices), tile, [row, column]))
+    k.inside, k.cell = None, None
 
 
 def stage_pairs(k, layout: MmaFragments, stores: Sequence[tuple], staged: list[SSAValue], extents) -> None:
@@ -109,6 +109,7 @@ def stage_pairs(k, layout: MmaFragments, stores: Sequence[tuple], staged: list[S
         word_column = k.emit(arith.DivUIOp(column, k.index(2)))
         for (op, _, _), tile, low, high in zip(stores, staged, first, second):
             k.emit(memref.StoreOp.get(pack(k, op.tile.type.element_type, low, high), tile, [row, word_column]))
+    k.inside, k.cell = None, None
 
 
 def copy_out(k, layout: MmaFragments, stores: Sequence[tuple], staged: list[SSAValue], extents: Sequence[SSAValue],
@@ -117,26 +118,38 @@ def copy_out(k, layout: MmaFragments, stores: Sequence[tuple], staged: list[SSAV
     thread c mod block; a chunk outside the extent is not stored."""
     rows, columns = layout.shape[-2:]
     chunk = CHUNK_BYTES // element_bytes(stores[0][0].tile.type.element_type)
-    per_row = columns // chunk
-    chunks = rows * per_row
     zeros = [k.index(0)] * (len(layout.shape) - 2)
-    for first in range(0, chunks, k.block_size):
-        at = k.add(k.thread, k.index(first))
-        row = k.emit(arith.DivUIOp(at, k.index(per_row)))
-        column = k.mul(k.emit(arith.RemUIOp(at, k.index(per_row))), k.index(chunk))
-        checks = [] if chunks - first >= k.block_size else [k.emit(arith.CmpiOp(at, k.index(chunks), "ult"))]
-        for index, extent, size in ((row, extents[-2], rows), (column, extents[-1], columns)):
-            if static_value(extent) != size:
-                checks.append(k.emit(arith.CmpiOp(index, extent, "ult")))
+    for row, index, checks in block_slots(k, rows, columns // chunk, extents[-2]):
+        column = k.mul(index, k.index(chunk))
+        if static_value(extents[-1]) != columns:
+            checks.append(k.emit(arith.CmpiOp(column, extents[-1], "ult")))
+        word_column = k.emit(arith.DivUIOp(column, k.index(chunk // 4)))  # elements per 32-bit word
         inside = k.all_of(checks)
-        word_column = k.emit(arith.DivUIOp(column, k.index(4 // element_bytes(stores[0][0].tile.type.element_type))))
         for (_, part, _), tile, origin in zip(stores, staged, origins):
             def store(tile=tile, part=part, origin=origin) -> None:
                 words = k.inline_ptx("ld.shared.v4.b32", [address(k, tile, [row, word_column])], 4)
                 offset = k.element_offset(part.view, origin, [*zeros, row, column])
                 k.inline_ptx("st.global.v4.b32", [address(k, part.buffer, [offset]), *words])
 
-            if inside is None:
-                store()
-            else:
-                k.guarded(inside, store)
+            guarded_if(k, inside, store)
+
+
+def block_slots(k, rows: int, per_row: int, row_extent: SSAValue) -> Iterator[tuple[SSAValue, SSAValue, list[SSAValue]]]:
+    """The slots of a rows x per_row grid this thread takes (t, t + block, ...): (row, slot
+    in the row, conditions that the slot exists and its row lies inside `row_extent`)."""
+    slots = rows * per_row
+    for first in range(0, slots, k.block_size):
+        at = k.add(k.thread, k.index(first))
+        row = k.emit(arith.DivUIOp(at, k.index(per_row)))
+        checks = [] if slots - first >= k.block_size else [k.emit(arith.CmpiOp(at, k.index(slots), "ult"))]
+        if static_value(row_extent) != rows:
+            checks.append(k.emit(arith.CmpiOp(row, row_extent, "ult")))
+        yield row, k.emit(arith.RemUIOp(at, k.index(per_row))), checks
+
+
+def guarded_if(k, condition: SSAValue | None, body: Callable[[], object]) -> None:
+    """body() under scf.if `condition`, or as it is where there is none (always true)."""
+    if condition is None:
+        body()
+    else:
+        k.guarded(condition, body)

@@ -26,9 +26,8 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntAttr, i16, i32
 from xdsl.ir import Block, Region, SSAValue
 
 from strata.lowering.tile_to_gpu.fragments import MmaFragments
-from strata.lowering.tile_to_gpu.row_stores import staged_words, stage_pairs
+from strata.lowering.tile_to_gpu.row_stores import block_slots, guarded_if, staged_words, stage_pairs
 from strata.lowering.tile_to_gpu.tiles import address
-from strata.lowering.tile_to_loops.kernel import static_value
 
 CHUNK = 8
 """16-bit elements per 16-byte chunk."""
@@ -49,18 +48,10 @@ def store_shifted_rows(k, layout: MmaFragments, stores: Sequence[tuple], extents
     rows, columns = layout.shape[-2:]
     staged = [k.shared_alloca([rows, staged_words(layout, stores)], i32, dynamic=True) for _ in stores]
     stage_pairs(k, layout, stores, staged, extents)
-    k.inside, k.cell = None, None
     k.barriers.barrier()
-    per_row = columns // CHUNK + 1
-    slots = rows * per_row
     zeros = [k.index(0)] * (len(layout.shape) - 2)
-    for first in range(0, slots, k.block_size):
-        at = k.add(k.thread, k.index(first))
-        row = k.emit(arith.DivUIOp(at, k.index(per_row)))
-        chunk = k.emit(arith.RemUIOp(at, k.index(per_row)))
-        checks = [] if slots - first >= k.block_size else [k.emit(arith.CmpiOp(at, k.index(slots), "ult"))]
-        if static_value(extents[-2]) != rows:
-            checks.append(k.emit(arith.CmpiOp(row, extents[-2], "ult")))
+    for row, chunk, checks in block_slots(k, rows, columns // CHUNK + 1, extents[-2]):
+        inside = k.all_of(checks)
         for (_, part, _), tile, origin in zip(stores, staged, origins):
             def store_row_chunk(tile=tile, part=part, origin=origin) -> None:
                 start = k.element_offset(part.view, origin, [*zeros, row, k.index(0)])
@@ -73,11 +64,7 @@ def store_shifted_rows(k, layout: MmaFragments, stores: Sequence[tuple], extents
                 if_else(k, whole, lambda: store_chunk(k, tile, part.buffer, row, start, first_column, shift),
                         lambda: store_elements(k, tile, part, row, start, first_column, extents[-1]))
 
-            inside = k.all_of(checks)
-            if inside is None:
-                store_row_chunk()
-            else:
-                k.guarded(inside, store_row_chunk)
+            guarded_if(k, inside, store_row_chunk)
 
 
 def if_else(k, condition: SSAValue, then: Callable[[], None], otherwise: Callable[[], None]) -> None:
