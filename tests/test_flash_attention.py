@@ -35,6 +35,11 @@ CASES = {
     "head-144-causal-bf16": ((2, 70, 144), (2, 70, 144), (2, 70, 144), "bf16", True),
     "head-192-v160-cross-f16": ((1, 77, 192), (1, 90, 192), (1, 90, 160), "f16", False),
     "head-256-causal-bf16": ((1, 2, 100, 256), (1, 2, 100, 256), (1, 2, 100, 256), "bf16", True),
+    # On sm_90 heads of 256 take the warpgroup kernel (q from shared memory, three stages):
+    # six key blocks reuse every stage twice; q/k and v of 256 beside 64.
+    "head-256-long-f16": ((1, 2, 333, 256), (1, 2, 333, 256), (1, 2, 333, 256), "f16", False),
+    "head-256-v64-causal-bf16": ((2, 150, 256), (2, 150, 256), (2, 150, 64), "bf16", True),
+    "head-64-v256-f16": ((1, 90, 64), (1, 130, 64), (1, 130, 256), "f16", False),
 }
 
 
@@ -89,21 +94,22 @@ def lower_for_sm90(text: str, p16: bool = False):
     return module
 
 
-WARPGROUP_HEADS = [case for case, (q, _, v, _, _) in CASES.items() if q[-1] in (64, 128) and v[-1] in (64, 128)]
+WARPGROUP_HEADS = [case for case, (q, _, v, _, _) in CASES.items() if q[-1] in (64, 128, 256) and v[-1] in (64, 128, 256)]
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_warpgroup_flash_takes_heads_of_64_and_128(case):
-    """On sm_90 (warpgroup_mma) heads of 64 and 128 run on wgmma, q kᵀ with q and p v with p
-    from registers (q read into them once: one ldmatrix.x4 per 16 of its head); other heads
-    keep the mma.sync kernel."""
+def test_warpgroup_flash_takes_heads_of_64_128_and_256(case):
+    """On sm_90 (warpgroup_mma) heads of 64, 128 and 256 run on wgmma, p v with p from
+    registers, q kᵀ with q from registers (read into them once: one ldmatrix.x4 per 16 of
+    its head) up to 128 and from shared memory at 256; other heads keep the mma.sync kernel."""
     q, _, v, _, _ = CASES[case]
     lowered = str(lower_for_sm90(attention(*CASES[case])))
     if case in WARPGROUP_HEADS:
         element = "bf16" if "bf16" in case else "f16"
-        assert f"f32.{element}.{element}.a_registers" in lowered and ".n_major.a_registers" in lowered
-        assert lowered.count("func.call @ptx.ldmatrix") == q[-1] // 16
-        rows = 128 if 128 in (q[-1], v[-1]) else 64  # a head of 128: two warpgroups share a block's k and v
+        assert ".n_major.a_registers" in lowered
+        assert (f"f32.{element}.{element}.a_registers" in lowered) == (q[-1] <= 128)
+        assert lowered.count("func.call @ptx.ldmatrix") == (q[-1] // 16 if q[-1] <= 128 else 0)
+        rows = 128 if max(q[-1], v[-1]) == 128 else 64  # a head of 128: two warpgroups share a block's k and v
         grid = ", ".join(str(d) for d in (*q[:-2], -(-q[-2] // rows)))
         assert f"gpu.block_size = {2 * rows} : i64" in lowered and f"tile.grid = array<i64: {grid}>" in lowered
     else:

@@ -1,22 +1,22 @@
 """graph.attention's flash kernel on sm_90's warpgroup tensor cores (`wgmma.mma_async`).
 
 `lower-tile-to-gpu{warpgroup_mma=true}` lowers a kernel marked `tile.flash_attention`
-(flash_attention.py) here when q/k and v heads are 64 or 128: the same online softmax in
-the same registers, with the products on the warpgroup instruction instead of mma.sync.
-A block of one warpgroup (4 warps, 128 threads) takes 64 queries, or, where a head is 128,
-two warpgroups take 128, sharing the copies of every k and v block (half the k and v
-traffic of 64-query blocks; query_rows); each warpgroup runs the products of its 64 rows.
+(flash_attention.py) here when q/k and v heads are 64, 128 or 256: the same online softmax
+in the same registers, with the products on the warpgroup instruction instead of mma.sync.
+A block of one warpgroup (4 warps, 128 threads) takes 64 queries, or, where the larger head
+is 128, two warpgroups take 128, sharing the copies of every k and v block (half the k and
+v traffic of 64-query blocks; query_rows); each warpgroup runs the products of its 64 rows.
 The wgmma accumulator repeats mma.sync's fragment layout along n (warp w owns rows
 16w .. 16w + 15), so the masking, the online softmax and the output stores are the
-mma.sync kernel's own functions. Unlike there, a block's softmax runs while the previous
-block's p v is on the tensor cores (FlashAttention-3's overlap of softmax and products
-within one warpgroup):
+mma.sync kernel's own functions. A block's q kᵀ and the previous block's p v are issued
+together, one wait each:
 
-    q (64 or 128 x D), k and v blocks (N x D, N x Dv: N = 64 keys in four stages, or with
-    p16 and 128 queries 128 in three, KeyBlocking) -> shared memory in the 128-byte
-    swizzled layout (warpgroup_loop.py): strips of 64 columns, each of rows of 128 bytes,
-    chunk c of row r at c ^ (r % 8);  s = q kᵀ: D / 16 x wgmma m64nNk16 with q's
-    a fragments from registers (read once by ldmatrix) and k from a descriptor (K-major);
+    q (64 or 128 x D), k and v blocks (N x D, N x Dv: N = 64 keys in four stages, with
+    p16 and 128 queries 128 in three, at a head of 256 64 in three; KeyBlocking) -> shared
+    memory in the 128-byte swizzled layout (warpgroup_loop.py): strips of 64 columns,
+    each of rows of 128 bytes, chunk c of row r at c ^ (r % 8);  s = q kᵀ: D / 16 x
+    wgmma m64nNk16 with q's a fragments from registers (read once by ldmatrix; at D = 256
+    q from a descriptor too, K-major) and k from a descriptor (K-major);
     p v: N / 16 x wgmma m64nDvk16 per p fragment, p from registers (its accumulator
     fragments are the instruction's a fragments), v from a descriptor (N-major: the
     transpose bit).
@@ -26,9 +26,9 @@ within one warpgroup):
                        online softmax -> p0
     block j:           wait until block j landed
                        issue s_j = q k_jᵀ, then o += p_{j-1} v_{j-1}
-                       wgmma.wait_group 1: s_j done, p v still running beside
+                       wgmma.wait_group 1: s_j done
                        online softmax of s_j -> p_j, corrections
-                       wgmma.wait_group 0; p_j packed to 16 bits (carried);
+                       wgmma.wait_group 0 (p v done); p_j packed to 16 bits (carried);
                        release block j - 1's stage
                        issue block j + 2's copies (once its stage is released)
                        o *= 2^(m - m')
@@ -40,6 +40,14 @@ the stage it refills, so the two warpgroups of a block need not run in step. No 
 in flight across a loop iteration (ptxas would otherwise serialize the wgmma: the tests'
 ptxas rejects its C75xx notices). cp.async writes through the generic proxy and wgmma
 reads through the async one: each thread fences the landed copies after its wait.
+
+The softmax does not overlap its own warpgroup's p v, although the PTX puts wait_group 0
+after it: ptxas schedules that wait (an instruction without register operands) right after
+wait_group 1, before the exponentials, so a warpgroup runs its products, then its softmax,
+and the overlap is between warpgroups (the other one of a 128-query block, other blocks on
+the SM). Forcing the PTX order (a branch on the row sums before the wait, which ptxas does
+not move it across) ran slower on an H200: head 128 at 4096 keys 0.251 -> 0.283 ms (p16)
+and 0.332 -> 0.345 (split p), causal 0.159 -> 0.169, head 64 causal 0.099 -> 0.102.
 
 Measured on an H200 and left out: FlashAttention-3's ping-pong of the two warpgroups
 (named barriers that take turns at issuing the products) ran up to 6% slower at 4096 keys,
@@ -103,7 +111,13 @@ from strata.lowering.tile_to_gpu.warpgroup_loop import (
 )
 
 HEADS = (64, 128)
-"""q/k and v heads of this kernel: whole 128-byte rows of 16-bit elements."""
+"""q/k and v heads of the backward's warpgroup kernels (flash_attention_grad_wgmma.py):
+whole 128-byte rows of 16-bit elements."""
+FORWARD_HEADS = (*HEADS, 256)
+"""q/k and v heads of this kernel. At 256 q stays in shared memory (its fragments would take
+64 registers beside o's 128) and the score products read it through descriptors."""
+REGISTER_Q_DEPTH = 128
+"""The deepest q read into registers once (a_fragments)."""
 WARPGROUP = 128
 
 
@@ -123,6 +137,9 @@ class KeyBlocking:
 
 NARROW = KeyBlocking(KEYS, stages=4, ahead=2)
 WIDE = KeyBlocking(2 * KEYS, stages=3, ahead=2)
+DEEP = KeyBlocking(KEYS, stages=3, ahead=2)
+"""Heads of 256: four stages of 64 keys (64 KiB each with k and v) would not fit beside q in
+the 227 KiB of shared memory a block may have; one warpgroup, so no other one to wait for."""
 
 
 class WarpgroupFlashLowering(FlashAttentionLowering):
@@ -131,7 +148,7 @@ class WarpgroupFlashLowering(FlashAttentionLowering):
     def __init__(self, kernel, *options, p16: bool = False):
         self.query_rows = query_rows(kernel)
         self.block_threads = WARPGROUP * self.query_rows // QUERIES
-        self.blocking = key_blocking(self.query_rows, p16)
+        self.blocking = key_blocking(self.query_rows, p16, max(heads(kernel)))
         super().__init__(kernel, *options, p16=p16)
 
     def lower_body(self) -> None:
@@ -150,9 +167,9 @@ def heads(kernel: tile.KernelOp) -> tuple[int, int] | None:
 
 
 def takes(kernel: tile.KernelOp) -> bool:
-    """Whether the marked kernel's heads are this kernel's (HEADS)."""
+    """Whether the marked kernel's heads are this kernel's (FORWARD_HEADS)."""
     found = heads(kernel)
-    return found is not None and all(head in HEADS for head in found)
+    return found is not None and all(head in FORWARD_HEADS for head in found)
 
 
 def query_rows(kernel: tile.KernelOp) -> int:
@@ -163,12 +180,14 @@ def query_rows(kernel: tile.KernelOp) -> int:
     return 2 * QUERIES if max(heads(kernel)) == 128 else QUERIES
 
 
-def key_blocking(rows: int, p16: bool) -> KeyBlocking:
+def key_blocking(rows: int, p16: bool, head: int) -> KeyBlocking:
     """WIDE (128 keys a block) for 128-query blocks with p rounded to 16 bits: half the loop's
     per-block work (o's rescale, the row maxima's shuffles, the waits) per key, 18% fewer
     instructions per key. Measured on an H200 at 4096 keys, head 128 (TFLOP/s, NARROW
     against WIDE): 536 / 549, causal 428 / 442; WIDE with copies one block ahead ran 374.
-    p split high + low would not fit beside it in 255 registers: NARROW."""
+    p split high + low would not fit beside it in 255 registers: NARROW. Heads of 256: DEEP."""
+    if head > 2 * QUERIES:
+        return DEEP
     return WIDE if rows == 2 * QUERIES and p16 else NARROW
 
 
@@ -245,8 +264,10 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
         fill(k.index(block))
     pipeline.acquire(zero)
     # q read into registers once: with q from a descriptor every score product would read
-    # both operands from shared memory, at the limit of its bandwidth.
-    q_fragments = a_fragments(k, n_major_target(k, tiles.q, rows_per_block), k.add(warp_row, lane_row), lane_column, depth)
+    # both operands from shared memory, at the limit of its bandwidth. A q of 256 stays there.
+    q_fragments = tiles.q
+    if depth <= REGISTER_Q_DEPTH:
+        q_fragments = a_fragments(k, n_major_target(k, tiles.q, rows_per_block), k.add(warp_row, lane_row), lane_column, depth)
     s = wait_for_products(k, 0, scores_of(zero))
     minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
     largest, totals, p, _ = softmax(zero, s, [minus_infinity] * 2, [nothing] * 2, masked=True)

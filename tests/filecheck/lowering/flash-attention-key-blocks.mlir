@@ -8,6 +8,11 @@
 // previous p then), before the stage is released.
 // RUN: strata-opt %s -p "gpu-pipeline{warpgroup_mma=true allow_16bit_attention_p=true}" | filecheck %s --check-prefix=WIDE
 // RUN: strata-opt %s -p "gpu-pipeline{warpgroup_mma=true}" | filecheck %s --check-prefix=NARROW
+// A head of 256 (DEEP) takes 64 queries (one warpgroup) and 64-key blocks in three stages:
+// q (32 KiB) and three of k and v (64 KiB each) fill 230432 bytes. q stays in shared memory,
+// so the score products read both operands through descriptors (no .a_registers, no
+// ldmatrix); p v is m64n256k16.
+// RUN: strata-opt %s -p "gpu-pipeline{warpgroup_mma=true}" | filecheck %s --check-prefix=DEEP
 
 func.func @heads128(%q: tensor<1x2x300x128xbf16>, %k: tensor<1x2x300x128xbf16>, %v: tensor<1x2x300x128xbf16>) -> tensor<1x2x300x128xbf16> {
   %o = graph.attention %q, %k, %v {scale = 0.088 : f64, causal = true} : (tensor<1x2x300x128xbf16>, tensor<1x2x300x128xbf16>, tensor<1x2x300x128xbf16>) -> tensor<1x2x300x128xbf16>
@@ -53,3 +58,27 @@ func.func @heads128(%q: tensor<1x2x300x128xbf16>, %k: tensor<1x2x300x128xbf16>, 
 // NARROW-NEXT:      func.call @ptx.cvt.rn.bf16x2.f32
 // NARROW:           func.call @ptx.mbarrier.arrive.shared.b64
 // NARROW:           scf.yield
+
+func.func @heads256(%q: tensor<2x200x256xbf16>, %k: tensor<2x200x256xbf16>, %v: tensor<2x200x256xbf16>) -> tensor<2x200x256xbf16> {
+  %o = graph.attention %q, %k, %v {scale = 0.0625 : f64, causal = false} : (tensor<2x200x256xbf16>, tensor<2x200x256xbf16>, tensor<2x200x256xbf16>) -> tensor<2x200x256xbf16>
+  func.return %o : tensor<2x200x256xbf16>
+}
+
+// DEEP-LABEL: func.func @heads256_attention_0
+// DEEP-SAME:    gpu.block_size = 128 : i64
+// DEEP-SAME:    gpu.dynamic_shared_bytes = 230432 : i64
+// DEEP-COUNT-6: func.call @ptx.mbarrier.init.shared.b64
+// DEEP-NOT:     func.call @ptx.ldmatrix
+// DEEP:         scf.for
+// DEEP:           func.call @ptx.wgmma.fence.sync.aligned()
+// DEEP-NEXT:      func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16.fresh(
+// DEEP-COUNT-15:  func.call @ptx.wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16(
+// DEEP-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
+// DEEP:           func.call @ptx.wgmma.fence.sync.aligned()
+// DEEP-COUNT-8:   func.call @ptx.wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16.n_major.a_registers(
+// DEEP-NEXT:      func.call @ptx.wgmma.commit_group.sync.aligned()
+// DEEP-NEXT:      func.call @ptx.wgmma.wait_group.sync.aligned.1.x160(
+// DEEP:           func.call @ptx.wgmma.wait_group.sync.aligned.0.x128(
+// DEEP:           func.call @ptx.mbarrier.arrive.shared.b64
+// DEEP:           scf.yield
+// DEEP-NOT:     func.call @ptx.ldmatrix
