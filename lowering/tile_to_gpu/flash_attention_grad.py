@@ -15,9 +15,9 @@ base 2 (t = scale · log2(e) · q kᵀ, p = 2^(t - L · log2 e)).
   dout are a fragments held in registers; s = q kᵀ and dp = dout vᵀ take k's and v's rows
   as b fragments (plain ldmatrix), ds = p (dp - D) becomes the a fragments of
   dq += ds k, k's rows as b by ldmatrix.trans;
-- dkv (per 64 keys, over the query blocks from the diagonal when causal): everything
-  transposed, k and v the resident a fragments: sᵀ = k qᵀ, dpᵀ = v doutᵀ, pᵀ and dsᵀ from
-  L and D of each query column, dv += pᵀ dout and dk += dsᵀ q.
+- dkv (per 64 keys, over the query blocks from the diagonal when causal, heaviest first):
+  everything transposed, k and v the resident a fragments: sᵀ = k qᵀ, dpᵀ = v doutᵀ, pᵀ
+  and dsᵀ from L and D of each query column, dv += pᵀ dout and dk += dsᵀ q.
 
 p and ds enter their products as one 16-bit fragment with `attention_p16`, else as high +
 low fragments (flash_blocks.p_fragments). Blocks wholly inside the sequences and off
@@ -72,6 +72,9 @@ BLOCK = 64
 MAX_HEAD = 128
 HELD_HEAD = 64
 """The largest head whose resident a fragments stay in registers across the blocks."""
+HEAVIEST_LAST = {"stats": True, "dq": True, "dkv": False}
+"""Causal parts whose blocks differ in work: whether the last block (query blocks: it sees
+every key block) or the first (key blocks: every query block sees it) is the heaviest."""
 ARGUMENTS = {"stats": ("q", "k", "out", "dout", "lse", "dots"), "dots": ("out", "dout", "dots"),
              "dq": ("q", "k", "v", "dout", "lse", "dots", "dq"), "dkv": ("q", "k", "v", "dout", "lse", "dots", "dk", "dv")}  # fmt: skip
 """The marked kernels' arguments, as lower-graph-to-tile launches them."""
@@ -175,12 +178,15 @@ class FlashAttentionGradLowering(GpuKernelLowering):
         self.p16 = p16
 
     def bind_program_ids(self, flat: SSAValue) -> None:
-        """Reads the mark; causal dq blocks run last query block (the most key blocks) first."""
+        """Reads the mark; causal blocks run heaviest first, batch fastest, so that the blocks
+        left for the end of the launch are short ones: stats and dq from the last query block
+        (the most key blocks), dkv from the first key block (the most query blocks)."""
         self.grad = FlashGrad.of(self)
         *batch, blocks = self.kernel.grid_shape()
-        if self.grad.part == "dq" and self.grad.causal:
+        if self.grad.causal and self.grad.part in HEAVIEST_LAST:
             count = self.index(prod(batch))
-            block = self.emit(arith.SubiOp(self.index(blocks - 1), self.emit(arith.DivUIOp(flat, count))))
+            rank = self.emit(arith.DivUIOp(flat, count))
+            block = self.emit(arith.SubiOp(self.index(blocks - 1), rank)) if HEAVIEST_LAST[self.grad.part] else rank
             batch_ids = self.delinearize(self.emit(arith.RemUIOp(flat, count)), batch, wrap=True) if batch else []
             self.program_ids = [*batch_ids, block]
         else:
