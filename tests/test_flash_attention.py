@@ -109,7 +109,7 @@ def test_warpgroup_flash_takes_heads_of_64_128_and_256(case):
         assert ".n_major.a_registers" in lowered
         assert (f"f32.{element}.{element}.a_registers" in lowered) == (q[-1] <= 128)
         assert lowered.count("func.call @ptx.ldmatrix") == (q[-1] // 16 if q[-1] <= 128 else 0)
-        rows = 128 if max(q[-1], v[-1]) == 128 else 64  # a head of 128: two warpgroups share a block's k and v
+        rows = 128 if max(q[-1], v[-1]) >= 128 else 64  # heads of 128 and 256: two warpgroups share a block's k and v
         grid = ", ".join(str(d) for d in (*q[:-2], -(-q[-2] // rows)))
         assert f"gpu.block_size = {2 * rows} : i64" in lowered and f"tile.grid = array<i64: {grid}>" in lowered
     else:

@@ -4,15 +4,16 @@
 (flash_attention.py) here when q/k and v heads are 64, 128 or 256: the same online softmax
 in the same registers, with the products on the warpgroup instruction instead of mma.sync.
 A block of one warpgroup (4 warps, 128 threads) takes 64 queries, or, where the larger head
-is 128, two warpgroups take 128, sharing the copies of every k and v block (half the k and
-v traffic of 64-query blocks; query_rows); each warpgroup runs the products of its 64 rows.
+is 128 or 256, two warpgroups take 128, sharing the copies of every k and v block (half
+the k and v traffic of 64-query blocks; query_rows); each warpgroup runs the products of
+its 64 rows.
 The wgmma accumulator repeats mma.sync's fragment layout along n (warp w owns rows
 16w .. 16w + 15), so the masking, the online softmax and the output stores are the
 mma.sync kernel's own functions. A block's q kᵀ and the previous block's p v are issued
 together, one wait each:
 
     q (64 or 128 x D), k and v blocks (N x D, N x Dv: N = 64 keys in four stages, with
-    p16 and 128 queries 128 in three, at a head of 256 64 in three; KeyBlocking) -> shared
+    p16 and 128 queries 128 in three, at a head of 256 64 in two; KeyBlocking) -> shared
     memory in the 128-byte swizzled layout (warpgroup_loop.py): strips of 64 columns,
     each of rows of 128 bytes, chunk c of row r at c ^ (r % 8);  s = q kᵀ: D / 16 x
     wgmma m64nNk16 with q's a fragments from registers (read once by ldmatrix; at D = 256
@@ -21,7 +22,7 @@ together, one wait each:
     fragments are the instruction's a fragments), v from a descriptor (N-major: the
     transpose bit).
 
-    before the blocks: the copies of q and blocks 0, 1, 2 are issued
+    before the blocks: the copies of q and blocks 0, 1, 2 (0, 1 at 256) are issued
     block 0 (peeled):  wait until block 0 (and q) landed; q -> registers; s0; masked
                        online softmax -> p0
     block j:           wait until block j landed
@@ -30,7 +31,8 @@ together, one wait each:
                        online softmax of s_j -> p_j, corrections
                        wgmma.wait_group 0 (p v done); p_j packed to 16 bits (carried);
                        release block j - 1's stage
-                       issue block j + 2's copies (once its stage is released)
+                       issue block j + 2's copies (once its stage is released;
+                       j + 1 at a head of 256: two stages)
                        o *= 2^(m - m')
     after the blocks:  o += p v of the last; o / l stored
 
@@ -115,7 +117,8 @@ HEADS = (64, 128)
 whole 128-byte rows of 16-bit elements."""
 FORWARD_HEADS = (*HEADS, 256)
 """q/k and v heads of this kernel. At 256 q stays in shared memory (its fragments would take
-64 registers beside o's 128) and the score products read it through descriptors."""
+64 registers beside o's 128) and the score products read each warpgroup's 64 rows of it
+through descriptors."""
 REGISTER_Q_DEPTH = 128
 """The deepest q read into registers once (a_fragments)."""
 WARPGROUP = 128
@@ -137,9 +140,12 @@ class KeyBlocking:
 
 NARROW = KeyBlocking(KEYS, stages=4, ahead=2)
 WIDE = KeyBlocking(2 * KEYS, stages=3, ahead=2)
-DEEP = KeyBlocking(KEYS, stages=3, ahead=2)
-"""Heads of 256: four stages of 64 keys (64 KiB each with k and v) would not fit beside q in
-the 227 KiB of shared memory a block may have; one warpgroup, so no other one to wait for."""
+DEEP = KeyBlocking(KEYS, stages=2, ahead=1)
+"""Heads of 256: a stage of 64 keys is 64 KiB with k and v, so two fit beside the 64 KiB
+of 128 queries' q in the 227 KiB of shared memory a block may have. Measured on an H200
+(ms, 64 queries a block in three stages against 128 in two): 2 x 8 x 4096 x 256 causal
+0.541 / 0.419, p16 0.451 / 0.348; not causal 0.981 / 0.783, p16 0.824 / 0.639; 1024 keys
+0.079 / 0.064, p16 0.069 / 0.055."""
 
 
 class WarpgroupFlashLowering(FlashAttentionLowering):
@@ -173,11 +179,12 @@ def takes(kernel: tile.KernelOp) -> bool:
 
 
 def query_rows(kernel: tile.KernelOp) -> int:
-    """Queries per block: 128 (two warpgroups sharing every k and v block's copies) where a
-    head is 128, else 64. Measured on an H200 (TFLOP/s, 64 against 128 rows): head 64,
-    1024 keys 193 / 189, 4096 keys 296 / 270, causal 263 / 242; head 128 (with a block
-    barrier per key block), 4096 keys 233 / 273, causal 209 / 237."""
-    return 2 * QUERIES if max(heads(kernel)) == 128 else QUERIES
+    """Queries per block: 128 (two warpgroups sharing every k and v block's copies) where the
+    larger head is 128 or 256, else 64. Measured on an H200 (TFLOP/s, 64 against 128 rows):
+    head 64, 1024 keys 193 / 189, 4096 keys 296 / 270, causal 263 / 242; head 128 (with a
+    block barrier per key block), 4096 keys 233 / 273, causal 209 / 237; head 256 (DEEP)
+    4096 keys 280 / 351, causal 254 / 328."""
+    return 2 * QUERIES if max(heads(kernel)) >= 128 else QUERIES
 
 
 def key_blocking(rows: int, p16: bool, head: int) -> KeyBlocking:
@@ -251,7 +258,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
         return softmax_block(k, flash, s, block, rows, thread_in_group, largest, totals, masked, key_rows)
 
     def scores_of(block: SSAValue) -> list[SSAValue]:
-        return score_products(k, element, q_fragments, tiles.keys(pipeline.stage(block)), depth, key_rows)
+        return score_products(k, element, q_fragments, tiles.keys(pipeline.stage(block)), depth, key_rows, rows_per_block)
 
     def values_of(block: SSAValue, p: list[SSAValue], acc: list[SSAValue]) -> list[SSAValue]:
         return value_products(k, element, p, tiles.values(pipeline.stage(block)), width, key_rows, acc)
@@ -264,10 +271,12 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
         fill(k.index(block))
     pipeline.acquire(zero)
     # q read into registers once: with q from a descriptor every score product would read
-    # both operands from shared memory, at the limit of its bandwidth. A q of 256 stays there.
-    q_fragments = tiles.q
+    # both operands from shared memory, at the limit of its bandwidth.
     if depth <= REGISTER_Q_DEPTH:
         q_fragments = a_fragments(k, n_major_target(k, tiles.q, rows_per_block), k.add(warp_row, lane_row), lane_column, depth)
+    else:  # a q of 256 stays there: this warpgroup's 64 rows of each of its 128-row strips
+        warpgroup = k.emit(arith.DivUIOp(k.thread, k.index(WARPGROUP)))
+        q_fragments = k.add(tiles.q, k.mul(warpgroup, k.index(WARPGROUP_ROWS * ROW_BYTES)))
     s = wait_for_products(k, 0, scores_of(zero))
     minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
     largest, totals, p, _ = softmax(zero, s, [minus_infinity] * 2, [nothing] * 2, masked=True)
@@ -312,11 +321,12 @@ def wait_for_older(k: GpuKernelLowering, older: list[SSAValue], newer: list[SSAV
 
 
 def score_products(k: GpuKernelLowering, element, q: list[list[SSAValue]] | SSAValue, keys_base: SSAValue,
-                   depth: int, key_rows: int) -> list[SSAValue]:
+                   depth: int, key_rows: int, q_rows: int = WARPGROUP_ROWS) -> list[SSAValue]:
     """s = q kᵀ of the key block at `keys_base`: the warpgroup's [64 x key_rows] accumulator,
     D / 16 products of q and k from a K-major descriptor (k16 step i: strip i // 4, 32 bytes
     per step in it), left in flight. q is its a fragments (registers), or the shared address
-    of a swizzled [64 x D] tile, read through K-major descriptors the same way."""
+    of the warpgroup's 64 rows in a swizzled [q_rows x D] tile, read through K-major
+    descriptors the same way."""
     in_registers = isinstance(q, list)
     k_first, step_bytes = stepped_descriptor(k, keys_base, True, key_rows)
     if not in_registers:
@@ -331,7 +341,7 @@ def score_products(k: GpuKernelLowering, element, q: list[list[SSAValue]] | SSAV
         if in_registers:
             a = q[step]
         else:
-            a = [moved_descriptor(k, q_first, strip * WARPGROUP_ROWS * ROW_BYTES + inside * step_bytes)]
+            a = [moved_descriptor(k, q_first, strip * q_rows * ROW_BYTES + inside * step_bytes)]
         name = instruction if sums else instruction + FRESH_WGMMA  # the first step starts the sums
         sums = k.inline_ptx(name, [*a, k_at, *sums], key_rows // 2, f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])

@@ -8,10 +8,11 @@
 // previous p then), before the stage is released.
 // RUN: strata-opt %s -p "gpu-pipeline{warpgroup_mma=true allow_16bit_attention_p=true}" | filecheck %s --check-prefix=WIDE
 // RUN: strata-opt %s -p "gpu-pipeline{warpgroup_mma=true}" | filecheck %s --check-prefix=NARROW
-// A head of 256 (DEEP) takes 64 queries (one warpgroup) and 64-key blocks in three stages:
-// q (32 KiB) and three of k and v (64 KiB each) fill 230432 bytes. q stays in shared memory,
-// so the score products read both operands through descriptors (no .a_registers, no
-// ldmatrix); p v is m64n256k16.
+// A head of 256 (DEEP) takes 128 queries (two warpgroups) and 64-key blocks in two stages:
+// q (64 KiB) and two of k and v (64 KiB each), their 4 mbarriers and the alignment slack
+// fill 197648 bytes. q stays in shared memory, so the score products read both operands
+// through descriptors (no .a_registers, no ldmatrix), each warpgroup its 64 rows of q's
+// 128-row strips; p v is m64n256k16.
 // RUN: strata-opt %s -p "gpu-pipeline{warpgroup_mma=true}" | filecheck %s --check-prefix=DEEP
 
 func.func @heads128(%q: tensor<1x2x300x128xbf16>, %k: tensor<1x2x300x128xbf16>, %v: tensor<1x2x300x128xbf16>) -> tensor<1x2x300x128xbf16> {
@@ -65,9 +66,10 @@ func.func @heads256(%q: tensor<2x200x256xbf16>, %k: tensor<2x200x256xbf16>, %v: 
 }
 
 // DEEP-LABEL: func.func @heads256_attention_0
-// DEEP-SAME:    gpu.block_size = 128 : i64
-// DEEP-SAME:    gpu.dynamic_shared_bytes = 230432 : i64
-// DEEP-COUNT-6: func.call @ptx.mbarrier.init.shared.b64
+// DEEP-SAME:    gpu.block_size = 256 : i64
+// DEEP-SAME:    gpu.dynamic_shared_bytes = 197648 : i64
+// DEEP-COUNT-4: func.call @ptx.mbarrier.init.shared.b64
+// DEEP-NOT:     func.call @ptx.mbarrier.init.shared.b64
 // DEEP-NOT:     func.call @ptx.ldmatrix
 // DEEP:         scf.for
 // DEEP:           func.call @ptx.wgmma.fence.sync.aligned()
