@@ -92,8 +92,8 @@ def matmul_kernel(
     batch, (m, n) = out_shape[:-2], out_shape[-2:]
     element = out_type.element_type
     low_precision = isinstance(element, (Float16Type, BFloat16Type))
-    kdim = shape_of(a_type)[-2 if transpose_a else -1]
-    tf32 = tf32_tiles(p, (a_type, a_strides, transpose_a), (b_type, b_strides, transpose_b), 2 * math.prod(out_shape) * kdim)
+    flops = 2 * math.prod(out_shape) * shape_of(a_type)[-2 if transpose_a else -1]
+    tf32 = tf32_tiles(p, (a_type, a_strides, transpose_a), (b_type, b_strides, transpose_b), flops)
     if tf32:
         # The TF32 warpgroup mma reads both operands along k: copies of those that are not.
         if transpose_a:
@@ -105,7 +105,6 @@ def matmul_kernel(
             and not (low_precision and p.cost.matmul_16bit_scale > 1)):  # fmt: skip
         (b, b_type, b_strides), transpose_b = pretransposed(p, f"{label}_transpose_b", b, b_type, b_strides), False
     if low_precision and p.cost.matmul_16bit_scale > 1:
-        flops = 2 * math.prod(out_shape) * shape_of(a_type)[-2 if transpose_a else -1]
         (a, a_type, a_strides), transpose_a = tensor_core_operand(p, f"{label}_a", (a, a_type, a_strides), transpose_a,
                                                                   flops, along_k=True)
         (b, b_type, b_strides), _ = tensor_core_operand(p, f"{label}_b", (b, b_type, b_strides), False, flops,

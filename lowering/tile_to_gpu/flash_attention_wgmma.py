@@ -109,13 +109,15 @@ from strata.lowering.tile_to_gpu.warpgroup_loop import (
     n_major_target,
     stepped_descriptor,
     wait_for_products,
+    warpgroup_rows,
     wgmma_instruction,
 )
 
 HEADS = (64, 128)
 """q/k and v heads of the backward's warpgroup kernels (flash_attention_grad_wgmma.py):
 whole 128-byte rows of 16-bit elements."""
-FORWARD_HEADS = (*HEADS, 256)
+DEEP_HEAD = 256
+FORWARD_HEADS = (*HEADS, DEEP_HEAD)
 """q/k and v heads of this kernel. At 256 q stays in shared memory (its fragments would take
 64 registers beside o's 128) and the score products read each warpgroup's 64 rows of it
 through descriptors."""
@@ -193,7 +195,7 @@ def key_blocking(rows: int, p16: bool, head: int) -> KeyBlocking:
     instructions per key. Measured on an H200 at 4096 keys, head 128 (TFLOP/s, NARROW
     against WIDE): 536 / 549, causal 428 / 442; WIDE with copies one block ahead ran 374.
     p split high + low would not fit beside it in 255 registers: NARROW. Heads of 256: DEEP."""
-    if head > 2 * QUERIES:
+    if head == DEEP_HEAD:
         return DEEP
     return WIDE if rows == 2 * QUERIES and p16 else NARROW
 
@@ -275,8 +277,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
     if depth <= REGISTER_Q_DEPTH:
         q_fragments = a_fragments(k, n_major_target(k, tiles.q, rows_per_block), k.add(warp_row, lane_row), lane_column, depth)
     else:  # a q of 256 stays there: this warpgroup's 64 rows of each of its 128-row strips
-        warpgroup = k.emit(arith.DivUIOp(k.thread, k.index(WARPGROUP)))
-        q_fragments = k.add(tiles.q, k.mul(warpgroup, k.index(WARPGROUP_ROWS * ROW_BYTES)))
+        q_fragments = warpgroup_rows(k, tiles.q)
     s = wait_for_products(k, 0, scores_of(zero))
     minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
     largest, totals, p, _ = softmax(zero, s, [minus_infinity] * 2, [nothing] * 2, masked=True)

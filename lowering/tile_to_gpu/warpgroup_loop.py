@@ -251,8 +251,7 @@ def issue_products(k: GpuKernelLowering, element, a: Operand, b: Operand, column
                    b_base: SSAValue, sums: list[SSAValue]) -> list[SSAValue]:
     """Issues the stage's four k16 products of this thread's warpgroup (64 rows of a) into
     `sums`, one commit group: the accumulator registers they write (wait_for_products)."""
-    warpgroup = k.emit(arith.DivUIOp(k.thread, k.index(4 * WARP)))
-    a_rows = k.add(a_base, k.mul(warpgroup, k.index(WARPGROUP_ROWS * ROW_BYTES)))
+    a_rows = warpgroup_rows(k, a_base)
     instruction = wgmma_instruction(columns, element, a.m_major, not b.k_major)
     a_first, a_step = stepped_descriptor(k, a_rows, not a.m_major, a.rows)  # M-major: the warpgroup's 64 rows are one strip
     b_first, b_step = stepped_descriptor(k, b_base, b.k_major, b.rows)
@@ -262,6 +261,13 @@ def issue_products(k: GpuKernelLowering, element, a: Operand, b: Operand, column
         sums = k.inline_ptx(instruction, [a_descriptor, b_descriptor, *sums], len(sums), f32)
     k.inline_ptx("wgmma.commit_group.sync.aligned", [])
     return sums
+
+
+def warpgroup_rows(k: GpuKernelLowering, base: SSAValue) -> SSAValue:
+    """The shared address of this thread's warpgroup's 64 rows in a strip of 128-byte rows
+    at `base` (warpgroup w's from row 64 w)."""
+    warpgroup = k.emit(arith.DivUIOp(k.thread, k.index(4 * WARP)))
+    return k.add(base, k.mul(warpgroup, k.index(WARPGROUP_ROWS * ROW_BYTES)))
 
 
 def wgmma_instruction(columns: int, element, m_major: bool, n_major: bool) -> str:
