@@ -200,7 +200,7 @@ def main(argv=None) -> int:
 
         F = torch.nn.functional
         for seq, head, causal in [(1024, 64, False), (1024, 64, True), (1024, 128, True), (4096, 64, True), (4096, 128, False),
-                                  (4096, 128, True), (1024, 256, False), (4096, 256, True)]:
+                                  (4096, 128, True), (1024, 256, False), (4096, 256, True), (4096, 96, True), (4096, 192, True)]:
             batch, heads = 2, 8
             shape = (batch, heads, seq, head)
             q, k, v = (rng.standard_normal(shape, dtype=np.float32).astype(ml_dtypes.bfloat16) for _ in range(3))

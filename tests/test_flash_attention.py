@@ -35,11 +35,17 @@ CASES = {
     "head-144-causal-bf16": ((2, 70, 144), (2, 70, 144), (2, 70, 144), "bf16", True),
     "head-192-v160-cross-f16": ((1, 77, 192), (1, 90, 192), (1, 90, 160), "f16", False),
     "head-256-causal-bf16": ((1, 2, 100, 256), (1, 2, 100, 256), (1, 2, 100, 256), "bf16", True),
-    # On sm_90 heads of 256 take the warpgroup kernel (q from shared memory, three stages):
-    # six key blocks reuse every stage twice; q/k and v of 256 beside 64.
+    # On sm_90 heads of 256 take the warpgroup kernel (q from shared memory, two stages):
+    # six key blocks reuse each stage three times; q/k and v of 256 beside 64.
     "head-256-long-f16": ((1, 2, 333, 256), (1, 2, 333, 256), (1, 2, 333, 256), "f16", False),
     "head-256-v64-causal-bf16": ((2, 150, 256), (2, 150, 256), (2, 150, 64), "bf16", True),
     "head-64-v256-f16": ((1, 90, 64), (1, 130, 64), (1, 130, 256), "f16", False),
+    # On sm_90 heads of 64 to 256 that are not whole strips of 64 take the warpgroup kernel
+    # in strips (v's padding zero): every stage reused, q/k 192 with v 128, v 240 past 112.
+    "head-96-long-causal-f16": ((1, 2, 300, 96), (1, 2, 300, 96), (1, 2, 300, 96), "f16", True),
+    "head-192-v128-long-causal-bf16": ((1, 2, 333, 192), (1, 2, 333, 192), (1, 2, 333, 128), "bf16", True),
+    "head-160-long-bf16": ((1, 290, 160), (1, 290, 160), (1, 290, 160), "bf16", False),
+    "head-112-v240-cross-f16": ((2, 65, 112), (2, 200, 112), (2, 200, 240), "f16", False),
 }
 
 
@@ -94,22 +100,29 @@ def lower_for_sm90(text: str, p16: bool = False):
     return module
 
 
-WARPGROUP_HEADS = [case for case, (q, _, v, _, _) in CASES.items() if q[-1] in (64, 128, 256) and v[-1] in (64, 128, 256)]
+WARPGROUP_HEADS = [case for case, (q, _, v, _, _) in CASES.items() if min(q[-1], v[-1]) >= 32]
+
+
+def strips(head: int) -> int:
+    """A head's shared columns in the warpgroup kernel: whole strips of 64."""
+    return -(-head // 64) * 64
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_warpgroup_flash_takes_heads_of_64_128_and_256(case):
-    """On sm_90 (warpgroup_mma) heads of 64, 128 and 256 run on wgmma, p v with p from
-    registers, q kᵀ with q from registers (read into them once: one ldmatrix.x4 per 16 of
-    its head) up to 128 and from shared memory at 256; other heads keep the mma.sync kernel."""
+def test_warpgroup_flash_takes_heads_from_32_to_256(case):
+    """On sm_90 (warpgroup_mma) heads of 32 to 256 run on wgmma, p v with p from registers
+    (v's head in whole strips of 64: n is the padded head, the padding zeroed once), q kᵀ
+    with q from registers (read into them once: one ldmatrix.x4 per 16 of its head) up to
+    strips of 128 and from shared memory past them; heads of 16 keep the mma.sync kernel."""
     q, _, v, _, _ = CASES[case]
     lowered = str(lower_for_sm90(attention(*CASES[case])))
     if case in WARPGROUP_HEADS:
         element = "bf16" if "bf16" in case else "f16"
-        assert ".n_major.a_registers" in lowered
-        assert (f"f32.{element}.{element}.a_registers" in lowered) == (q[-1] <= 128)
-        assert lowered.count("func.call @ptx.ldmatrix") == (q[-1] // 16 if q[-1] <= 128 else 0)
-        rows = 128 if max(q[-1], v[-1]) >= 128 else 64  # heads of 128 and 256: two warpgroups share a block's k and v
+        assert f"m64n{strips(v[-1])}k16.f32.{element}.{element}.n_major.a_registers" in lowered
+        assert ("ptx.st.shared.v4.b32" in lowered) == (v[-1] % 64 != 0)
+        assert (f"f32.{element}.{element}.a_registers" in lowered) == (strips(q[-1]) <= 128)
+        assert lowered.count("func.call @ptx.ldmatrix") == (q[-1] // 16 if strips(q[-1]) <= 128 else 0)
+        rows = 128 if max(strips(q[-1]), strips(v[-1])) >= 128 else 64  # two warpgroups share a block's k and v
         grid = ", ".join(str(d) for d in (*q[:-2], -(-q[-2] // rows)))
         assert f"gpu.block_size = {2 * rows} : i64" in lowered and f"tile.grid = array<i64: {grid}>" in lowered
     else:
@@ -124,7 +137,7 @@ def test_warpgroup_flash_ptx_is_accepted_by_ptxas(case, p16):
 
     ptx = module_to_ptx(lower_for_sm90(attention(*CASES[case]), p16), "sm_90")[1]
     q, _, v, _, _ = CASES[case]
-    keys = 128 if p16 and 128 in (q[-1], v[-1]) else 64  # wide key blocks for 128 queries with p16
+    keys = 128 if p16 and max(strips(q[-1]), strips(v[-1])) == 128 else 64  # wide key blocks: 128 queries, p16
     assert ".target sm_90a" in ptx and f"wgmma.mma_async.sync.aligned.m64n{keys}k16" in ptx
     # The stages pass through mbarriers: one block barrier (after their initialization), and
     # every wait loop has labels of its own (LLVM's ${:uid}).

@@ -1,28 +1,31 @@
 """graph.attention's flash kernel on sm_90's warpgroup tensor cores (`wgmma.mma_async`).
 
-`lower-tile-to-gpu{warpgroup_mma=true}` lowers a kernel marked `tile.flash_attention`
-(flash_attention.py) here when q/k and v heads are 64, 128 or 256: the same online softmax
-in the same registers, with the products on the warpgroup instruction instead of mma.sync.
+`lower-tile-to-gpu{warpgroup_mma=true}` lowers every kernel marked `tile.flash_attention`
+(flash_attention.py: q/k and v heads of 16 to 256 in steps of 16) here: the same online
+softmax in the same registers, with the products on the warpgroup instruction instead of
+mma.sync. Heads live in shared memory in whole strips of 64 columns (strips): q kᵀ steps
+over q's and k's own columns, p v multiplies whole strips of v, its padding zeroed once.
 A block of one warpgroup (4 warps, 128 threads) takes 64 queries, or, where the larger head
-is 128 or 256, two warpgroups take 128, sharing the copies of every k and v block (half
-the k and v traffic of 64-query blocks; query_rows); each warpgroup runs the products of
-its 64 rows.
+takes 128 columns or more, two warpgroups take 128, sharing the copies of every k and v
+block (half the k and v traffic of 64-query blocks; query_rows); each warpgroup runs the
+products of its 64 rows.
 The wgmma accumulator repeats mma.sync's fragment layout along n (warp w owns rows
 16w .. 16w + 15), so the masking, the online softmax and the output stores are the
 mma.sync kernel's own functions. A block's q kᵀ and the previous block's p v are issued
 together, one wait each:
 
     q (64 or 128 x D), k and v blocks (N x D, N x Dv: N = 64 keys in four stages, with
-    p16 and 128 queries 128 in three, at a head of 256 64 in two; KeyBlocking) -> shared
+    p16 and 128 queries 128 in three, past heads of 128 64 in two; KeyBlocking) -> shared
     memory in the 128-byte swizzled layout (warpgroup_loop.py): strips of 64 columns,
     each of rows of 128 bytes, chunk c of row r at c ^ (r % 8);  s = q kᵀ: D / 16 x
-    wgmma m64nNk16 with q's a fragments from registers (read once by ldmatrix; at D = 256
-    q from a descriptor too, K-major) and k from a descriptor (K-major);
-    p v: N / 16 x wgmma m64nDvk16 per p fragment, p from registers (its accumulator
-    fragments are the instruction's a fragments), v from a descriptor (N-major: the
-    transpose bit).
+    wgmma m64nNk16 with q's a fragments from registers (read once by ldmatrix; past D =
+    128 q from a descriptor too, K-major) and k from a descriptor (K-major);
+    p v: N / 16 x wgmma m64nVk16 per p fragment (V: Dv in strips), p from registers (its
+    accumulator fragments are the instruction's a fragments), v from a descriptor
+    (N-major: the transpose bit).
 
-    before the blocks: the copies of q and blocks 0, 1, 2 (0, 1 at 256) are issued
+    before the blocks: v's padding zeroed (zero_padding), the copies of q and blocks 0,
+                       1, 2 (0, 1 past 128) are issued
     block 0 (peeled):  wait until block 0 (and q) landed; q -> registers; s0; masked
                        online softmax -> p0
     block j:           wait until block j landed
@@ -95,13 +98,14 @@ from strata.lowering.tile_to_gpu.flash_blocks import (
     p_fragments,
 )
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, ldmatrix_lanes
-from strata.lowering.tile_to_gpu.kernel import GpuKernelLowering, argument_views
-from strata.lowering.tile_to_gpu.ops import butterfly
+from strata.lowering.tile_to_gpu.kernel import WARPGROUP_SHARED_LIMIT, GpuKernelLowering, argument_views
+from strata.lowering.tile_to_gpu.ops import butterfly, i32_constant
 from strata.lowering.tile_to_gpu.stage_barriers import StagePipeline, barrier_bytes
 from strata.lowering.tile_to_gpu.tensor_core_loop import issue_copies
 from strata.lowering.tile_to_gpu.warpgroup_loop import (
     FRESH_WGMMA,
     K_TILE,
+    ATOM_SLACK,
     ROW_BYTES,
     WARPGROUP_ROWS,
     atom_aligned_buffer,
@@ -116,14 +120,14 @@ from strata.lowering.tile_to_gpu.warpgroup_loop import (
 HEADS = (64, 128)
 """q/k and v heads of the backward's warpgroup kernels (flash_attention_grad_wgmma.py):
 whole 128-byte rows of 16-bit elements."""
-DEEP_HEAD = 256
-FORWARD_HEADS = (*HEADS, DEEP_HEAD)
-"""q/k and v heads of this kernel. At 256 q stays in shared memory (its fragments would take
-64 registers beside o's 128) and the score products read each warpgroup's 64 rows of it
-through descriptors."""
 REGISTER_Q_DEPTH = 128
-"""The deepest q read into registers once (a_fragments)."""
+"""The deepest q read into registers once (a_fragments). Deeper q stays in shared memory (its
+fragments would take 48 or 64 registers beside o's) and the score products read each
+warpgroup's 64 rows of it through descriptors."""
 WARPGROUP = 128
+SMALLEST_HEAD = 32
+"""Heads of 16 keep the mma.sync kernel: in a strip of 64 p v does four times their work
+(H200, 2 x 8 x 4096 x 16 causal, split p: 0.089 ms there against 0.100 here)."""
 
 
 @dataclass(frozen=True)
@@ -142,12 +146,9 @@ class KeyBlocking:
 
 NARROW = KeyBlocking(KEYS, stages=4, ahead=2)
 WIDE = KeyBlocking(2 * KEYS, stages=3, ahead=2)
-DEEP = KeyBlocking(KEYS, stages=2, ahead=1)
-"""Heads of 256: a stage of 64 keys is 64 KiB with k and v, so two fit beside the 64 KiB
-of 128 queries' q in the 227 KiB of shared memory a block may have. Measured on an H200
-(ms, 64 queries a block in three stages against 128 in two): 2 x 8 x 4096 x 256 causal
-0.541 / 0.419, p16 0.451 / 0.348; not causal 0.981 / 0.783, p16 0.824 / 0.639; 1024 keys
-0.079 / 0.064, p16 0.069 / 0.055."""
+DEEP_STAGES = 3
+"""Past heads of 128 (in strips), as many stages of 64 keys as fit up to three, copies a
+block ahead less (key_blocking)."""
 
 
 class WarpgroupFlashLowering(FlashAttentionLowering):
@@ -156,7 +157,7 @@ class WarpgroupFlashLowering(FlashAttentionLowering):
     def __init__(self, kernel, *options, p16: bool = False):
         self.query_rows = query_rows(kernel)
         self.block_threads = WARPGROUP * self.query_rows // QUERIES
-        self.blocking = key_blocking(self.query_rows, p16, max(heads(kernel)))
+        self.blocking = key_blocking(self.query_rows, p16, *map(strips, heads(kernel)))
         super().__init__(kernel, *options, p16=p16)
 
     def lower_body(self) -> None:
@@ -175,28 +176,50 @@ def heads(kernel: tile.KernelOp) -> tuple[int, int] | None:
 
 
 def takes(kernel: tile.KernelOp) -> bool:
-    """Whether the marked kernel's heads are this kernel's (FORWARD_HEADS)."""
+    """Whether the marked kernel is this kernel's: the flash kernel's heads (up to 256 in
+    steps of 16; Flash.of checks them) from SMALLEST_HEAD, padded to strips."""
     found = heads(kernel)
-    return found is not None and all(head in FORWARD_HEADS for head in found)
+    return found is not None and min(found) >= SMALLEST_HEAD
+
+
+def strips(head: int) -> int:
+    """A head's columns in shared memory: whole strips of 64 (a head of 80 takes 128). The
+    score products step over q's and k's own columns only; p v multiplies v's padding too
+    (zeros), into accumulator columns that are not stored. Measured on an H200 at 2 x 8 x
+    4096 keys, causal, bf16 (ms, the mma.sync kernel against this one; p16): head 32 0.098 /
+    0.082, 48 0.122 / 0.096, 80 0.201 / 0.143, 96 0.223 / 0.142, 112 0.283 / 0.151, 240
+    0.581 / 0.359; 160 0.408 / 0.213, 192 0.489 / 0.238, q/k 192 with v 128 0.410 / 0.206
+    (these three with key_blocking's three stages, in another run)."""
+    return -(-head // K_TILE) * K_TILE
 
 
 def query_rows(kernel: tile.KernelOp) -> int:
     """Queries per block: 128 (two warpgroups sharing every k and v block's copies) where the
-    larger head is 128 or 256, else 64. Measured on an H200 (TFLOP/s, 64 against 128 rows):
+    larger head takes 128 columns or more (strips), else 64. Measured on an H200 (TFLOP/s, 64 against 128 rows):
     head 64, 1024 keys 193 / 189, 4096 keys 296 / 270, causal 263 / 242; head 128 (with a
-    block barrier per key block), 4096 keys 233 / 273, causal 209 / 237; head 256 (DEEP)
+    block barrier per key block), 4096 keys 233 / 273, causal 209 / 237; head 256 (two stages of 64 keys)
     4096 keys 280 / 351, causal 254 / 328."""
-    return 2 * QUERIES if max(heads(kernel)) >= 128 else QUERIES
+    return 2 * QUERIES if max(map(strips, heads(kernel))) >= 128 else QUERIES
 
 
-def key_blocking(rows: int, p16: bool, head: int) -> KeyBlocking:
+def key_blocking(rows: int, p16: bool, depth: int, width: int) -> KeyBlocking:
     """WIDE (128 keys a block) for 128-query blocks with p rounded to 16 bits: half the loop's
     per-block work (o's rescale, the row maxima's shuffles, the waits) per key, 18% fewer
     instructions per key. Measured on an H200 at 4096 keys, head 128 (TFLOP/s, NARROW
     against WIDE): 536 / 549, causal 428 / 442; WIDE with copies one block ahead ran 374.
-    p split high + low would not fit beside it in 255 registers: NARROW. Heads of 256: DEEP."""
-    if head == DEEP_HEAD:
-        return DEEP
+    p split high + low would not fit beside it in 255 registers: NARROW.
+    Past heads of 128 (depth and width in strips), 64 keys a block in up to DEEP_STAGES
+    stages beside q's 128 rows in the 227 KiB of shared memory a block may have: three but
+    at 256 and 256 (a 64 KiB stage), two. Measured on an H200 at 2 x 8 x 4096 keys, bf16
+    (ms, two stages against three; p16): 160 causal 0.266 / 0.213, 192 causal 0.296 /
+    0.238, 192 0.523 / 0.396, q/k 192 v 128 causal 0.267 / 0.206, q/k 256 v 64 causal 0.253
+    / 0.199, q/k 64 v 256 0.504 / 0.365. At 256 and 256, 128 queries in two stages against
+    64 in three: causal 0.451 / 0.348 ms, not causal 0.824 / 0.639 (p16)."""
+    if max(depth, width) > REGISTER_Q_DEPTH:
+        stage_bytes = KEYS * (depth + width) * 2
+        room = WARPGROUP_SHARED_LIMIT - ATOM_SLACK - barrier_bytes(DEEP_STAGES) - rows * depth * 2
+        stages = min(DEEP_STAGES, room // stage_bytes)
+        return KeyBlocking(KEYS, stages, stages - 1)
     return WIDE if rows == 2 * QUERIES and p16 else NARROW
 
 
@@ -233,7 +256,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
     keys_operand = operand(k, flash.k, key_rows, [*batch_ids, None, zero])
     values = operand(k, flash.v, key_rows, [*batch_ids, None, zero])
     rows_per_block = k.query_rows
-    tiles = SwizzledTiles(k, element, rows_per_block, depth, width, blocking)
+    tiles = SwizzledTiles(k, element, rows_per_block, strips(depth), strips(width), blocking)
     pipeline = StagePipeline(k, tiles.barriers, tiles.stages)
 
     blocks = k.index(-(-keys // key_rows))
@@ -250,7 +273,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
             issue_copies(k, stream, block, n_major_target(k, stage_base(stage), key_rows))
 
     scores = MmaFragments((rows_per_block, key_rows), rows_per_block // 16, 1)
-    output = MmaFragments((rows_per_block, width), rows_per_block // 16, 1)
+    output = MmaFragments((rows_per_block, strips(width)), rows_per_block // 16, 1)
     warp_row, _, group, thread_in_group = scores.lane_origin(k)
     first_row = k.add(k.mul(query_block, k.index(rows_per_block)), k.add(warp_row, group))
     _, lane_row, lane_column = ldmatrix_lanes(k, CHUNK)
@@ -263,10 +286,11 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
         return score_products(k, element, q_fragments, tiles.keys(pipeline.stage(block)), depth, key_rows, rows_per_block)
 
     def values_of(block: SSAValue, p: list[SSAValue], acc: list[SSAValue]) -> list[SSAValue]:
-        return value_products(k, element, p, tiles.values(pipeline.stage(block)), width, key_rows, acc)
+        return value_products(k, element, p, tiles.values(pipeline.stage(block)), strips(width), key_rows, acc)
 
     # Block 0, peeled (masked: it may be the diagonal or a partial block); q's copies land
     # with its stage's.
+    zero_padding(k, tiles, key_rows, width)
     pipeline.initialize()
     issue_copies(k, q, zero, n_major_target(k, tiles.q, rows_per_block))
     for block in range(blocking.ahead + 1):  # block j fills j + ahead from j = 1 on
@@ -311,7 +335,32 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
     p, acc = state[-p_words:], state[4:-p_words]
     acc = wait_for_products(k, 0, values_of(last, p, acc))
     totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in state[2:4]]
-    store_output(k, flash, acc, state[:2], totals, rows, thread_in_group, batch_ids, queries)
+    # The accumulator's first width / 2 registers are its columns up to the head (8 a 4).
+    store_output(k, flash, acc[: width // 2], state[:2], totals, rows, thread_in_group, batch_ids, queries)
+
+
+def zero_padding(k: GpuKernelLowering, tiles: SwizzledTiles, key_rows: int, width: int) -> None:
+    """Zeros in every stage's v columns from the head to its strips (the copies never write
+    them; p v reads them), fenced for the async proxy before the barriers' block barrier."""
+    per_row = (strips(width) - width) // CHUNK
+    chunks = tiles.stages * key_rows * per_row
+    if not chunks:
+        return
+    nothing = i32_constant(k, 0)
+    for first in range(0, chunks, k.block_size):
+        def store(first=first) -> None:
+            chunk = k.add(k.thread, k.index(first))
+            row_of_all, inside = k.emit(arith.DivUIOp(chunk, k.index(per_row))), k.emit(arith.RemUIOp(chunk, k.index(per_row)))
+            stage, row = k.emit(arith.DivUIOp(row_of_all, k.index(key_rows))), k.emit(arith.RemUIOp(row_of_all, k.index(key_rows)))
+            column = k.add(k.index(width), k.mul(inside, k.index(CHUNK)))
+            target = n_major_target(k, tiles.values(stage), key_rows)(row, column)
+            k.inline_ptx("st.shared.v4.b32", [target, *[nothing] * 4])
+
+        if chunks - first < k.block_size:
+            k.guarded(k.emit(arith.CmpiOp(k.add(k.thread, k.index(first)), k.index(chunks), "ult")), store)
+        else:
+            store()
+    k.inline_ptx("fence.proxy.async.shared::cta", [])
 
 
 def wait_for_older(k: GpuKernelLowering, older: list[SSAValue], newer: list[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:

@@ -8,7 +8,8 @@
 // previous p then), before the stage is released.
 // RUN: strata-opt %s -p "gpu-pipeline{warpgroup_mma=true allow_16bit_attention_p=true}" | filecheck %s --check-prefix=WIDE
 // RUN: strata-opt %s -p "gpu-pipeline{warpgroup_mma=true}" | filecheck %s --check-prefix=NARROW
-// A head of 256 (DEEP) takes 128 queries (two warpgroups) and 64-key blocks in two stages:
+// A head of 256 takes 128 queries (two warpgroups) and 64-key blocks in two stages (three fit
+// no longer):
 // q (64 KiB) and two of k and v (64 KiB each), their 4 mbarriers and the alignment slack
 // fill 197648 bytes. q stays in shared memory, so the score products read both operands
 // through descriptors (no .a_registers, no ldmatrix), each warpgroup its 64 rows of q's
