@@ -41,6 +41,11 @@ CASES = {
     "head-64-causal-queries-past-keys-f16": ((1, 200, 64), (1, 70, 64), (1, 70, 64), "f16", True),
     "head-128-cross-f16": ((1, 70, 128), (1, 150, 128), (1, 150, 128), "f16", False),
     "head-128-causal-keys-past-queries-bf16": ((1, 40, 128), (1, 100, 128), (1, 100, 128), "bf16", True),
+    # Every head the same from 32 to 128, not whole strips of 64: on sm_90 the warpgroup
+    # kernels in strips (the padding copied as zeros), every stage reused.
+    "head-80-causal-bf16": ((2, 150, 80), (2, 150, 80), (2, 150, 80), "bf16", True),
+    "head-96-long-f16": ((1, 2, 300, 96), (1, 2, 300, 96), (1, 2, 300, 96), "f16", False),
+    "head-48-causal-keys-past-queries-f16": ((1, 70, 48), (1, 230, 48), (1, 230, 48), "f16", True),
 }
 SMALL = ("tiny-3x17x16-causal-bf16", "cross-70x130-v32-bf16", "causal-queries-past-keys-f16",
          "causal-keys-past-queries-bf16", "head-96-v80-cross-f16")  # fmt: skip
@@ -200,25 +205,28 @@ def test_flash_grad_ptx_is_accepted_by_ptxas(case, arch):
     ptxas(ptx, arch)
 
 
-WARPGROUP_CASES = [case for case, (q, k, v, *_) in CASES.items() if q[-1] == k[-1] == v[-1] in (64, 128)]
+WARPGROUP_CASES = [case for case, (q, k, v, *_) in CASES.items() if q[-1] == k[-1] == v[-1] and 32 <= q[-1] <= 128]
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_warpgroup_grad_takes_heads_64_and_128(case):
-    """On sm_90 (warpgroup_mma) the stats, dq and dkv kernels of heads of 64 and 128 run on
-    wgmma: their score products with the resident operands' fragments from registers
-    (head 64: one ldmatrix.x4 per 16 of each head) or from shared memory (128), the sums of
-    dq and dkv with p or ds from registers and the streamed operand N-major; other heads
-    keep mma.sync."""
+def test_warpgroup_grad_takes_equal_heads_of_32_to_128(case):
+    """On sm_90 (warpgroup_mma) the stats, dq and dkv kernels where every head is the same,
+    32 to 128, run on wgmma: their score products with the resident operands' fragments
+    from registers (heads in one strip of 64: one ldmatrix.x4 per 16 of each head) or from
+    shared memory (two strips), the sums of dq and dkv with p or ds from registers and the
+    streamed operand N-major on whole strips (the padding copied as zeros); other heads keep
+    mma.sync."""
     functions = [op for op in lower_for_sm90(attention_grad(*CASES[case])).ops if op.name == "func.func"]
     kernels = {str(f.sym_name.data).split("_")[-2]: str(f) for f in functions if "gpu.kernel" in f.attributes}
     assert sorted(kernels) == ["dkv", "dq", "stats"]
     head = CASES[case][0][-1]
+    held = head <= 64  # one strip
     for part, residents in (("stats", 1), ("dq", 2), ("dkv", 2)):
         if case in WARPGROUP_CASES:
-            scores = ".a_registers.fresh" if head == 64 else f"m64n64k16.f32.{CASES[case][3]}.{CASES[case][3]}.fresh"
+            scores = ".a_registers.fresh" if held else f"m64n64k16.f32.{CASES[case][3]}.{CASES[case][3]}.fresh"
             assert scores in kernels[part] and (part == "stats") != (".n_major.a_registers" in kernels[part])
-            assert kernels[part].count("func.call @ptx.ldmatrix") == (residents * head // 16 if head == 64 else 0)
+            assert part == "stats" or f"m64n{64 if held else 128}k16" in kernels[part].split(".n_major.a_registers")[0][-40:]
+            assert kernels[part].count("func.call @ptx.ldmatrix") == (residents * head // 16 if held else 0)
             assert "ptx.mma.sync" not in kernels[part] and "gpu.block_size = 128 : i64" in kernels[part]
         else:
             assert "ptx.wgmma" not in kernels[part] and "ptx.mma.sync.aligned.m16n8k16" in kernels[part]

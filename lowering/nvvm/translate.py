@@ -310,7 +310,6 @@ INLINE_PTX = {
     "st.global.v4.b32": "st.global.v4.b32 [$0], {$1, $2, $3, $4};",
     "shf.r.clamp.b32": "shf.r.clamp.b32 $0, $1, $2, $3;",
     "ld.shared.v4.b32": "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];",
-    "st.shared.v4.b32": "st.shared.v4.b32 [$0], {$1, $2, $3, $4};",
     "cp.async.commit_group": "cp.async.commit_group;",
     **{f"cp.async.wait_group.{n}": f"cp.async.wait_group {n};" for n in range(8)},
     "fence.proxy.async.shared::cta": "fence.proxy.async.shared::cta;",

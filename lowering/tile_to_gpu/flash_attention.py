@@ -193,9 +193,12 @@ class FlashAttentionLowering(GpuKernelLowering):
         flash_kernel(self, self.flash)
 
 
-def operand(k: GpuKernelLowering, buffer_view: tuple[SSAValue, TensorViewType], rows: int, indices) -> Operand:
+def operand(k: GpuKernelLowering, buffer_view: tuple[SSAValue, TensorViewType], rows: int, indices,
+            columns: int | None = None) -> Operand:
+    """The tiles of `rows` rows of a buffer's view at `indices`, `columns` wide (by default the
+    view's rows; wider, the chunks past them are copied as zeros)."""
     buffer, view = buffer_view
-    shape = (*(1,) * (len(view.get_shape()) - 2), rows, view.get_shape()[-1])
+    shape = (*(1,) * (len(view.get_shape()) - 2), rows, columns or view.get_shape()[-1])
     partition = Partition(buffer, view, shape)
     if not aligned_rows(partition, CHUNK):
         raise StrataError(f"lower-tile-to-gpu: @{k.kernel.sym_name.data}: flash attention needs rows of 16-byte chunks")

@@ -1,13 +1,13 @@
 """graph.attention_grad's kernels on sm_90's warpgroup tensor cores (`wgmma.mma_async`).
 
 `lower-tile-to-gpu{warpgroup_mma=true}` lowers the marked stats, dq and dkv kernels
-(flash_attention_grad.py) here when every head is 64, or every head 128: the same blocks
+(flash_attention_grad.py) here when every head is the same, 32 to 128 (takes): the same blocks
 (one warpgroup of 4 warps per 64 resident rows, warp w owning rows 16w .. 16w + 15), the
 same score arithmetic and stores, with each product a warpgroup instruction over the
 block's 64 rows instead of four warps' mma.sync. dq and dkv have the forward's shape (its
 wgmma kernel, flash_attention_wgmma.py): two resident operands, two streamed ones whose
 64-row blocks pass through shared stages handed over by mbarriers (stage_barriers.py),
-every tile in the 128-byte swizzled layout (strips of 64 columns):
+every tile in the 128-byte swizzled layout (whole strips of 64 columns, as the forward):
 
     dq  (resident q, dout; streamed k, v blocks):
         s = q kᵀ, dp = dout vᵀ        wgmma m64n64k16, b K-major
@@ -21,9 +21,10 @@ every tile in the 128-byte swizzled layout (strips of 64 columns):
                            stage block j - 1 released); the two score products, waited
                            for; p and ds; the sums' products, waited for; release j
 
-At head 64 the residents' a fragments are read into registers once (ldmatrix) and the
-score products take a from them; at 128 both operands of a score product come from shared
-memory (descriptors), as dkv's two [64 x 128] sums hold 128 registers a thread. Each
+In one strip (heads up to 64) the residents' a fragments are read into registers once
+(ldmatrix) and the score products take a from them; in two both operands of a score
+product come from shared memory (descriptors), as dkv's two [64 x 128] sums hold 128
+registers a thread. Each
 block's products are waited for within the block: overlapping block j's score products
 with block j - 1's sums (FlashAttention-3's overlap within a warpgroup, as the forward
 does) was measured on an H200 and left out (dq 0.173 -> 0.161 ms, dkv with p16 0.209 ->
@@ -43,13 +44,21 @@ from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
 from strata.dialects import tile
+from strata.lowering.tile_to_gpu.flash_attention import operand
 from strata.lowering.tile_to_gpu.flash_attention_grad import (
     BLOCK,
     FlashAttentionGradLowering,
     Kernel,
     marked_arguments,
 )
-from strata.lowering.tile_to_gpu.flash_attention_wgmma import HEADS, packed_p, score_products, value_products
+from strata.lowering.tile_to_gpu.flash_attention_wgmma import (
+    REGISTER_Q_DEPTH,
+    SMALLEST_HEAD,
+    packed_p,
+    score_products,
+    strips,
+    value_products,
+)
 from strata.lowering.tile_to_gpu.flash_blocks import a_fragments, block_loop, constant, online_softmax_rows
 from strata.lowering.tile_to_gpu.stage_barriers import StagePipeline, barrier_bytes
 from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies
@@ -78,6 +87,7 @@ class Staging:
 
 
 STAGING = {64: Staging(4, 3), 128: Staging(2, 1)}
+"""The staging of a head's strips (64 or 128 columns)."""
 ResidentA = list[list[SSAValue]] | SSAValue
 """A resident tile as the a operand of score products: its a fragments, or its shared address."""
 Step = Callable[[SSAValue, list[SSAValue], list[ResidentA], list[SSAValue], bool], list[SSAValue]]
@@ -85,13 +95,18 @@ Step = Callable[[SSAValue, list[SSAValue], list[ResidentA], list[SSAValue], bool
 
 
 def takes(kernel: tile.KernelOp) -> bool:
-    """Whether a marked kernel is a stats, dq or dkv kernel whose heads are all the same, one
-    of the forward wgmma kernel's HEADS (whole 128-byte swizzled rows of 16-bit elements)."""
+    """Whether a marked kernel is a stats, dq or dkv kernel whose heads are all the same, from
+    the forward's SMALLEST_HEAD to 128 (in strips of 64 or 128 columns, as the forward
+    keeps them: the score products step over the head's own columns, the sums' products
+    run on whole strips of their b operand, whose padding the copies write as zeros).
+    Measured on an H200 (2 x 8 x 4096 causal with L, ms, the mma.sync kernels against
+    these; p16): head 48 0.369 / 0.281, 80 0.597 / 0.426, 96 0.698 / 0.450, 112 not causal
+    1.559 / 0.876."""
     marked = marked_arguments(kernel)
     if marked is None or marked[0] not in ("stats", "dq", "dkv"):
         return False
     heads = {view.get_shape()[-1] for name, (_, view) in marked[1].items() if name not in ("lse", "dots")}
-    return len(heads) == 1 and heads <= set(HEADS)
+    return len(heads) == 1 and SMALLEST_HEAD <= min(heads) <= REGISTER_Q_DEPTH
 
 
 class WarpgroupFlashGradLowering(FlashAttentionGradLowering):
@@ -109,6 +124,12 @@ class WarpgroupKernel(Kernel):
     def emit(self) -> None:
         {"stats": self.stats, "dq": self.dq, "dkv": self.dkv}[self.grad.part]()
 
+    def operand(self, name: str, at_block: bool) -> Operand:
+        """The tiles of a buffer (Kernel.operand) in whole strips, the chunks past the head copied as zeros."""
+        buffer, view = self.grad.buffers[name]
+        indices = [*self.batch_ids, self.block if at_block else None, self.k.index(0)]
+        return operand(self.k, (buffer, view), BLOCK if at_block else self.stream, indices, strips(self.head))
+
     def streamed_rows(self) -> int:
         """Streamed blocks of BLOCK rows at every head (the stages fit sm_90's shared memory)."""
         return BLOCK
@@ -124,8 +145,8 @@ class WarpgroupKernel(Kernel):
         k = self.k
         residents = [self.operand(name, True) for name in resident_names]
         streams = [self.operand(name, False) for name in stream_names]
-        head, staging = self.head, STAGING[self.head]
-        tile_bytes = BLOCK * head * 2
+        head, staging = self.head, STAGING[strips(self.head)]
+        tile_bytes = BLOCK * strips(head) * 2
         stage_bytes = len(streams) * tile_bytes
         barriers_at = (len(residents) + staging.stages * len(streams)) * tile_bytes
         base = atom_aligned_buffer(k, barriers_at + barrier_bytes(staging.stages), self.element)
@@ -175,7 +196,7 @@ class WarpgroupKernel(Kernel):
     def resident_a(self, tiles: list[SSAValue]) -> list[ResidentA]:
         """Per resident tile, the a operand of its score products: its a fragments, read
         into registers once (heads up to HELD_HEAD), or the tile's shared address."""
-        if self.head > HELD_HEAD:
+        if strips(self.head) > HELD_HEAD:
             return tiles
         return [a_fragments(self.k, n_major_target(self.k, tile_base, BLOCK), self.k.add(self.warp_row, self.lane_row),
                             self.lane_column, self.head) for tile_base in tiles]  # fmt: skip
@@ -212,12 +233,12 @@ class WarpgroupKernel(Kernel):
         def step(block: SSAValue, tiles: list[SSAValue], fragments, sums: list[SSAValue], masked: bool) -> list[SSAValue]:
             s, dp = self.square_products(fragments, tiles)
             ds = packed_p(k, self.element, grad.p16, self.query_terms(s, dp, block, masked, lse, dots)[1])
-            return wait_for_products(k, 0, value_products(k, self.element, ds, tiles[0], self.head, BLOCK, sums))
+            return wait_for_products(k, 0, value_products(k, self.element, ds, tiles[0], strips(self.head), BLOCK, sums))
 
-        sums = [constant(k, 0.0)] * (self.head // 2)
+        sums = [constant(k, 0.0)] * (strips(self.head) // 2)
         ranges = [(zero, unmasked, False), (unmasked, key_blocks, True)]
         sums = self.pipelined(("q", "dout"), ("k", "v"), zero, key_blocks, ranges, sums, step)
-        self.store("dq", sums, grad.scale, grad.queries)
+        self.store("dq", sums[: self.head // 2], grad.scale, grad.queries)
 
     def dkv(self) -> None:
         k, grad = self.k, self.grad
@@ -226,20 +247,21 @@ class WarpgroupKernel(Kernel):
         if grad.causal:  # from the first query block that sees this block's first key
             first = k.emit(arith.MinUIOp(self.block, query_blocks))
             diagonal_end = k.emit(arith.MinUIOp(k.add(first, k.index(1)), query_blocks))
-        half = self.head // 2
+        half = strips(self.head) // 2
 
         def step(block: SSAValue, tiles: list[SSAValue], fragments, sums: list[SSAValue], masked: bool) -> list[SSAValue]:
             s, dp = self.square_products(fragments, tiles)
             p, ds = (packed_p(k, self.element, grad.p16, terms) for terms in self.key_terms(s, dp, block, masked))
-            dk = value_products(k, self.element, ds, tiles[0], self.head, BLOCK, sums[:half])
-            dv = value_products(k, self.element, p, tiles[1], self.head, BLOCK, sums[half:])
+            dk = value_products(k, self.element, ds, tiles[0], 2 * half, BLOCK, sums[:half])
+            dv = value_products(k, self.element, p, tiles[1], 2 * half, BLOCK, sums[half:])
             return wait_for_products(k, 0, [*dk, *dv])
 
         sums = [constant(k, 0.0)] * (2 * half)
         ranges = self.ranges(first, diagonal_end, grad.queries)
         sums = self.pipelined(("k", "v"), ("q", "dout"), first, query_blocks, ranges, sums, step)
-        self.store("dk", sums[:half], grad.scale, grad.keys)
-        self.store("dv", sums[half:], 1.0, grad.keys)
+        stored = self.head // 2  # the sums' first head / 2 registers are the head's columns
+        self.store("dk", sums[:stored], grad.scale, grad.keys)
+        self.store("dv", sums[half: half + stored], 1.0, grad.keys)
 
 
 def operand_rows(operand: Operand) -> int:

@@ -4,7 +4,8 @@
 (flash_attention.py: q/k and v heads of 16 to 256 in steps of 16) here: the same online
 softmax in the same registers, with the products on the warpgroup instruction instead of
 mma.sync. Heads live in shared memory in whole strips of 64 columns (strips): q kᵀ steps
-over q's and k's own columns, p v multiplies whole strips of v, its padding zeroed once.
+over q's and k's own columns, p v multiplies whole strips of v, whose padding the copies
+write as zeros.
 A block of one warpgroup (4 warps, 128 threads) takes 64 queries, or, where the larger head
 takes 128 columns or more, two warpgroups take 128, sharing the copies of every k and v
 block (half the k and v traffic of 64-query blocks; query_rows); each warpgroup runs the
@@ -24,8 +25,7 @@ together, one wait each:
     accumulator fragments are the instruction's a fragments), v from a descriptor
     (N-major: the transpose bit).
 
-    before the blocks: v's padding zeroed (zero_padding), the copies of q and blocks 0,
-                       1, 2 (0, 1 past 128) are issued
+    before the blocks: the copies of q and blocks 0, 1, 2 (0, 1 at 256 and 256) are issued
     block 0 (peeled):  wait until block 0 (and q) landed; q -> registers; s0; masked
                        online softmax -> p0
     block j:           wait until block j landed
@@ -99,7 +99,7 @@ from strata.lowering.tile_to_gpu.flash_blocks import (
 )
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, ldmatrix_lanes
 from strata.lowering.tile_to_gpu.kernel import WARPGROUP_SHARED_LIMIT, GpuKernelLowering, argument_views
-from strata.lowering.tile_to_gpu.ops import butterfly, i32_constant
+from strata.lowering.tile_to_gpu.ops import butterfly
 from strata.lowering.tile_to_gpu.stage_barriers import StagePipeline, barrier_bytes
 from strata.lowering.tile_to_gpu.tensor_core_loop import issue_copies
 from strata.lowering.tile_to_gpu.warpgroup_loop import (
@@ -117,9 +117,6 @@ from strata.lowering.tile_to_gpu.warpgroup_loop import (
     wgmma_instruction,
 )
 
-HEADS = (64, 128)
-"""q/k and v heads of the backward's warpgroup kernels (flash_attention_grad_wgmma.py):
-whole 128-byte rows of 16-bit elements."""
 REGISTER_Q_DEPTH = 128
 """The deepest q read into registers once (a_fragments). Deeper q stays in shared memory (its
 fragments would take 48 or 64 registers beside o's) and the score products read each
@@ -185,7 +182,16 @@ def takes(kernel: tile.KernelOp) -> bool:
 def strips(head: int) -> int:
     """A head's columns in shared memory: whole strips of 64 (a head of 80 takes 128). The
     score products step over q's and k's own columns only; p v multiplies v's padding too
-    (zeros), into accumulator columns that are not stored. Measured on an H200 at 2 x 8 x
+    into accumulator columns that are not stored. The copies take whole strips: a chunk
+    past the head copies 0 bytes and zero-fills (tensor_core_loop.issue_copies), and a
+    thread's column is the same in each of its copies (16 or 8 chunks a row divide the
+    block's threads), so their addresses differ by constants; against copies of the head's
+    own chunks (10 a row at 80: an address computed per copy, dkv spilled 56-136 bytes at
+    heads 80-112) and the padding zeroed once, on an H200 (ms at 2 x 8 x 4096): forward
+    head 48 causal split p 0.134 / 0.118, 112 causal 0.194 / 0.186 (p16 0.151 / 0.157),
+    160 causal p16 0.214 / 0.224; backward with L head 96 causal 0.577 / 0.552 (p16 0.474
+    / 0.450), 112 1.131 / 1.083 (p16 0.938 / 0.876), heads 48 and 80 within 1%. Measured
+    on an H200 at 2 x 8 x
     4096 keys, causal, bf16 (ms, the mma.sync kernel against this one; p16): head 32 0.098 /
     0.082, 48 0.122 / 0.096, 80 0.201 / 0.143, 96 0.223 / 0.142, 112 0.283 / 0.151, 240
     0.581 / 0.359; 160 0.408 / 0.213, 192 0.489 / 0.238, q/k 192 with v 128 0.410 / 0.206
@@ -251,10 +257,10 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
     queries, depth = flash.q[1].get_shape()[-2:]
     keys, width = flash.v[1].get_shape()[-2:]
     zero, one = k.index(0), k.index(1)
-    q = operand(k, flash.q, k.query_rows, [*batch_ids, query_block, zero])
+    q = operand(k, flash.q, k.query_rows, [*batch_ids, query_block, zero], strips(depth))
     key_rows = blocking.keys
-    keys_operand = operand(k, flash.k, key_rows, [*batch_ids, None, zero])
-    values = operand(k, flash.v, key_rows, [*batch_ids, None, zero])
+    keys_operand = operand(k, flash.k, key_rows, [*batch_ids, None, zero], strips(depth))
+    values = operand(k, flash.v, key_rows, [*batch_ids, None, zero], strips(width))
     rows_per_block = k.query_rows
     tiles = SwizzledTiles(k, element, rows_per_block, strips(depth), strips(width), blocking)
     pipeline = StagePipeline(k, tiles.barriers, tiles.stages)
@@ -290,7 +296,6 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
 
     # Block 0, peeled (masked: it may be the diagonal or a partial block); q's copies land
     # with its stage's.
-    zero_padding(k, tiles, key_rows, width)
     pipeline.initialize()
     issue_copies(k, q, zero, n_major_target(k, tiles.q, rows_per_block))
     for block in range(blocking.ahead + 1):  # block j fills j + ahead from j = 1 on
@@ -337,30 +342,6 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
     totals = [butterfly(k, total, 4, lambda a, b: k.emit(arith.AddfOp(a, b))) for total in state[2:4]]
     # The accumulator's first width / 2 registers are its columns up to the head (8 a 4).
     store_output(k, flash, acc[: width // 2], state[:2], totals, rows, thread_in_group, batch_ids, queries)
-
-
-def zero_padding(k: GpuKernelLowering, tiles: SwizzledTiles, key_rows: int, width: int) -> None:
-    """Zeros in every stage's v columns from the head to its strips (the copies never write
-    them; p v reads them), fenced for the async proxy before the barriers' block barrier."""
-    per_row = (strips(width) - width) // CHUNK
-    chunks = tiles.stages * key_rows * per_row
-    if not chunks:
-        return
-    nothing = i32_constant(k, 0)
-    for first in range(0, chunks, k.block_size):
-        def store(first=first) -> None:
-            chunk = k.add(k.thread, k.index(first))
-            row_of_all, inside = k.emit(arith.DivUIOp(chunk, k.index(per_row))), k.emit(arith.RemUIOp(chunk, k.index(per_row)))
-            stage, row = k.emit(arith.DivUIOp(row_of_all, k.index(key_rows))), k.emit(arith.RemUIOp(row_of_all, k.index(key_rows)))
-            column = k.add(k.index(width), k.mul(inside, k.index(CHUNK)))
-            target = n_major_target(k, tiles.values(stage), key_rows)(row, column)
-            k.inline_ptx("st.shared.v4.b32", [target, *[nothing] * 4])
-
-        if chunks - first < k.block_size:
-            k.guarded(k.emit(arith.CmpiOp(k.add(k.thread, k.index(first)), k.index(chunks), "ult")), store)
-        else:
-            store()
-    k.inline_ptx("fence.proxy.async.shared::cta", [])
 
 
 def wait_for_older(k: GpuKernelLowering, older: list[SSAValue], newer: list[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
