@@ -46,6 +46,9 @@ CASES = {
     "head-80-causal-bf16": ((2, 150, 80), (2, 150, 80), (2, 150, 80), "bf16", True),
     "head-96-long-f16": ((1, 2, 300, 96), (1, 2, 300, 96), (1, 2, 300, 96), "f16", False),
     "head-48-causal-keys-past-queries-f16": ((1, 70, 48), (1, 230, 48), (1, 230, 48), "f16", True),
+    # One key: kᵀ is [..., head, 1], whose last axis is as long as L's and D's.
+    "one-key-head-96-f16": ((2, 33, 96), (2, 1, 96), (2, 1, 96), "f16", False),
+    "one-key-head-16-causal-bf16": ((1, 5, 16), (1, 1, 16), (1, 1, 16), "bf16", True),
 }
 SMALL = ("tiny-3x17x16-causal-bf16", "cross-70x130-v32-bf16", "causal-queries-past-keys-f16",
          "causal-keys-past-queries-bf16", "head-96-v80-cross-f16")  # fmt: skip

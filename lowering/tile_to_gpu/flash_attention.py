@@ -195,8 +195,8 @@ class FlashAttentionLowering(GpuKernelLowering):
 
 def operand(k: GpuKernelLowering, buffer_view: tuple[SSAValue, TensorViewType], rows: int, indices,
             columns: int | None = None) -> Operand:
-    """The tiles of `rows` rows of a buffer's view at `indices`, `columns` wide (by default the
-    view's rows; wider, the chunks past them are copied as zeros)."""
+    """The tiles of `rows` rows of a buffer's view at `indices`, `columns` wide: by default its
+    rows' length; wider, the chunks past the rows are copied as zeros (issue_copies)."""
     buffer, view = buffer_view
     shape = (*(1,) * (len(view.get_shape()) - 2), rows, columns or view.get_shape()[-1])
     partition = Partition(buffer, view, shape)

@@ -145,10 +145,11 @@ def marked_arguments(kernel: tile.KernelOp) -> tuple[str, dict[str, tuple[SSAVal
     views: dict[SSAValue, TensorViewType] = {}
     for op in kernel.body.block.ops:
         if isinstance(op, tile.MakeTensorViewOp):
-            views.setdefault(op.buffer, row_view(op.result.type))
+            views.setdefault(op.buffer, op.result.type)
     if names is None or len(args) != len(names) or not all(a in views for a in args):
         return None
-    return part.data, {name: (a, views[a]) for name, a in zip(names, args)}
+    # L and D ([batch..., Sq, 1]) are as they are; a transposed k of one key is [..., head, 1].
+    return part.data, {name: (a, views[a] if name in ("lse", "dots") else row_view(views[a])) for name, a in zip(names, args)}
 
 
 def stream_rows(head: int) -> int:
@@ -161,9 +162,9 @@ def stream_rows(head: int) -> int:
 
 def row_view(view: TensorViewType) -> TensorViewType:
     """A view as rows along its last axis: itself, or (a transposed view, last stride not 1)
-    its last two axes swapped back. L and D ([batch..., Sq, 1]) are kept as they are."""
+    its last two axes swapped back."""
     *outer, rows, columns = view.get_strides()
-    if columns == 1 or view.get_shape()[-1] == 1:
+    if columns == 1:
         return view
     *batch, height, width = view.get_shape()
     return TensorViewType((*batch, width, height), view.element_type, (*outer, columns, rows), view.offset.data)

@@ -24,13 +24,12 @@ every tile in the 128-byte swizzled layout (whole strips of 64 columns, as the f
 In one strip (heads up to 64) the residents' a fragments are read into registers once
 (ldmatrix) and the score products take a from them; in two both operands of a score
 product come from shared memory (descriptors), as dkv's two [64 x 128] sums hold 128
-registers a thread. Each
-block's products are waited for within the block: overlapping block j's score products
-with block j - 1's sums (FlashAttention-3's overlap within a warpgroup, as the forward
-does) was measured on an H200 and left out (dq 0.173 -> 0.161 ms, dkv with p16 0.209 ->
-0.220 at 2 x 8 x 4096 x 64 causal: a wash, in 40 more registers). p and ds enter as one
-16-bit fragment with `attention_p16`, else as high + low fragments
-(flash_blocks.p_fragments). The stats kernel (L and D, where the forward's L is not
+registers a thread. Each block's products are waited for within the block: overlapping
+block j's score products with block j - 1's sums (FlashAttention-3's overlap within a
+warpgroup, as the forward does) was measured on an H200 and left out (dq 0.173 -> 0.161
+ms, dkv with p16 0.209 -> 0.220 at 2 x 8 x 4096 x 64 causal: a wash, in 40 more
+registers). p and ds enter as one 16-bit fragment with `attention_p16`, else as high +
+low fragments (flash_blocks.p_fragments). The stats kernel (L and D, where the forward's L is not
 shared) runs its score products here too, s = q kᵀ through the online softmax without
 p v; the dots kernel and other heads keep the mma.sync kernels.
 """

@@ -16,11 +16,12 @@ mma.sync kernel's own functions. A block's q kᵀ and the previous block's p v a
 together, one wait each:
 
     q (64 or 128 x D), k and v blocks (N x D, N x Dv: N = 64 keys in four stages, with
-    p16 and 128 queries 128 in three, past heads of 128 64 in two; KeyBlocking) -> shared
-    memory in the 128-byte swizzled layout (warpgroup_loop.py): strips of 64 columns,
-    each of rows of 128 bytes, chunk c of row r at c ^ (r % 8);  s = q kᵀ: D / 16 x
-    wgmma m64nNk16 with q's a fragments from registers (read once by ldmatrix; past D =
-    128 q from a descriptor too, K-major) and k from a descriptor (K-major);
+    p16 and 128 queries 128 in three, past strips of 128 64 in three, at 256 and 256 in
+    two; KeyBlocking) -> shared memory in the 128-byte swizzled layout (warpgroup_loop.py):
+    strips of 64 columns, each of rows of 128 bytes, chunk c of row r at c ^ (r % 8);
+    s = q kᵀ: D / 16 x wgmma m64nNk16 with q's a fragments from registers (read once by
+    ldmatrix; past D = 128 q from a descriptor too, K-major) and k from a descriptor
+    (K-major);
     p v: N / 16 x wgmma m64nVk16 per p fragment (V: Dv in strips), p from registers (its
     accumulator fragments are the instruction's a fragments), v from a descriptor
     (N-major: the transpose bit).
@@ -103,9 +104,9 @@ from strata.lowering.tile_to_gpu.ops import butterfly
 from strata.lowering.tile_to_gpu.stage_barriers import StagePipeline, barrier_bytes
 from strata.lowering.tile_to_gpu.tensor_core_loop import issue_copies
 from strata.lowering.tile_to_gpu.warpgroup_loop import (
+    ATOM_SLACK,
     FRESH_WGMMA,
     K_TILE,
-    ATOM_SLACK,
     ROW_BYTES,
     WARPGROUP_ROWS,
     atom_aligned_buffer,
@@ -181,18 +182,20 @@ def takes(kernel: tile.KernelOp) -> bool:
 
 def strips(head: int) -> int:
     """A head's columns in shared memory: whole strips of 64 (a head of 80 takes 128). The
-    score products step over q's and k's own columns only; p v multiplies v's padding too
-    into accumulator columns that are not stored. The copies take whole strips: a chunk
-    past the head copies 0 bytes and zero-fills (tensor_core_loop.issue_copies), and a
-    thread's column is the same in each of its copies (16 or 8 chunks a row divide the
-    block's threads), so their addresses differ by constants; against copies of the head's
-    own chunks (10 a row at 80: an address computed per copy, dkv spilled 56-136 bytes at
-    heads 80-112) and the padding zeroed once, on an H200 (ms at 2 x 8 x 4096): forward
-    head 48 causal split p 0.134 / 0.118, 112 causal 0.194 / 0.186 (p16 0.151 / 0.157),
-    160 causal p16 0.214 / 0.224; backward with L head 96 causal 0.577 / 0.552 (p16 0.474
-    / 0.450), 112 1.131 / 1.083 (p16 0.938 / 0.876), heads 48 and 80 within 1%. Measured
-    on an H200 at 2 x 8 x
-    4096 keys, causal, bf16 (ms, the mma.sync kernel against this one; p16): head 32 0.098 /
+    score products step over q's and k's own columns only; p v multiplies v's padding too,
+    into accumulator columns that are not stored.
+
+    The copies take whole strips: a chunk past the head copies 0 bytes and zero-fills
+    (tensor_core_loop.issue_copies), and a thread's column is the same in each of its
+    copies (16 or 8 chunks a row divide the block's threads), so their addresses differ by
+    constants. Against copies of the head's own chunks (10 a row at 80: an address per
+    copy; dkv spilled 56-136 bytes at heads 80-112) with the padding zeroed once, on an
+    H200 (ms at 2 x 8 x 4096, bf16): forward head 48 causal split p 0.134 / 0.118, 112
+    causal 0.194 / 0.186 (p16 0.151 / 0.157), 160 causal p16 0.214 / 0.224; backward with
+    L head 96 causal 0.577 / 0.552 (p16 0.474 / 0.450), 112 1.131 / 1.083 (p16 0.938 /
+    0.876), heads 48 and 80 within 1%.
+
+    Against the mma.sync kernel (H200, 2 x 8 x 4096 causal, bf16, p16, ms): head 32 0.098 /
     0.082, 48 0.122 / 0.096, 80 0.201 / 0.143, 96 0.223 / 0.142, 112 0.283 / 0.151, 240
     0.581 / 0.359; 160 0.408 / 0.213, 192 0.489 / 0.238, q/k 192 with v 128 0.410 / 0.206
     (these three with key_blocking's three stages, in another run)."""
@@ -201,10 +204,10 @@ def strips(head: int) -> int:
 
 def query_rows(kernel: tile.KernelOp) -> int:
     """Queries per block: 128 (two warpgroups sharing every k and v block's copies) where the
-    larger head takes 128 columns or more (strips), else 64. Measured on an H200 (TFLOP/s, 64 against 128 rows):
-    head 64, 1024 keys 193 / 189, 4096 keys 296 / 270, causal 263 / 242; head 128 (with a
-    block barrier per key block), 4096 keys 233 / 273, causal 209 / 237; head 256 (two stages of 64 keys)
-    4096 keys 280 / 351, causal 254 / 328."""
+    larger head takes 128 columns or more (strips), else 64. Measured on an H200 (TFLOP/s,
+    64 against 128 rows): head 64, 1024 keys 193 / 189, 4096 keys 296 / 270, causal 263 /
+    242; head 128 (with a block barrier per key block), 4096 keys 233 / 273, causal 209 /
+    237; head 256 (two stages of 64 keys) 4096 keys 280 / 351, causal 254 / 328."""
     return 2 * QUERIES if max(map(strips, heads(kernel))) >= 128 else QUERIES
 
 
