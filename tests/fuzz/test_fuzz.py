@@ -16,7 +16,9 @@ import pytest
 import strata
 from strata.dialects.graph import GRAPH_OPS
 from strata.tools.fuzz.cli import GRADIENT_FLOATS
-from strata.tools.fuzz.differential import Outcome, available_configurations, run_gradient_module, run_module
+from strata.tools.fuzz.differential import (
+    PTX_CONFIGURATIONS, Outcome, available_configurations, run_gradient_module, run_module,
+)  # fmt: skip
 from strata.tools.fuzz.generate import OP_NAMES, generate
 from strata.tools.fuzz.mutate import fuzz_npz, fuzz_parser
 from strata.tools.fuzz.shrink import Case, shrink
@@ -25,7 +27,8 @@ CHUNK = 10
 GRADIENT_CHUNK = 4
 PROGRAM_SEEDS = range(0, 40)
 PTX_SEEDS = range(0, 20)
-"""Those also compiled to PTX (libNVVM + ptxas is the slow part; the op suites run it too)."""
+"""Those also compiled to PTX, for sm_90 and for sm_90a with the warpgroup mma (libNVVM +
+ptxas is the slow part; the op suites run it too)."""
 MUTATION_SEEDS = range(0, 200)
 GRADIENT_SEEDS = range(0, 4)
 
@@ -62,7 +65,7 @@ def test_generation_is_deterministic():
 
 @pytest.mark.parametrize("first", range(PROGRAM_SEEDS.start, PROGRAM_SEEDS.stop, CHUNK))
 def test_random_programs_agree_with_the_reference(first):
-    configurations = tuple(c for c in available_configurations() if c != "ptx" or first in PTX_SEEDS)
+    configurations = tuple(c for c in available_configurations() if c not in PTX_CONFIGURATIONS or first in PTX_SEEDS)
     failures = []
     for seed in range(first, first + CHUNK):
         program = generate(seed)
@@ -77,7 +80,7 @@ def test_random_programs_agree_with_the_reference(first):
 @pytest.mark.parametrize("first", range(GRADIENT_SEEDS.start, GRADIENT_SEEDS.stop, GRADIENT_CHUNK))
 def test_random_gradients_agree_with_the_reference(first):
     """The programs' @fuzz_grad (autodiff), fused and unfused, against the reference."""
-    configurations = tuple(c for c in available_configurations() if c != "ptx")
+    configurations = tuple(c for c in available_configurations() if c not in PTX_CONFIGURATIONS)
     failures = []
     for seed in range(first, first + GRADIENT_CHUNK):
         program = generate(seed, floats=GRADIENT_FLOATS)

@@ -27,7 +27,10 @@ import strata
 from strata.support.errors import StrataError
 from strata.tools.fuzz.values import Program
 
-CONFIGURATIONS = ("cpu", "cpu-unfused", "ptx", "cuda")
+CONFIGURATIONS = ("cpu", "cpu-unfused", "ptx", "ptx-sm90a", "cuda")
+PTX_CONFIGURATIONS = ("ptx", "ptx-sm90a")
+"""Compiled to PTX and through ptxas only: the GPU pipeline for sm_90, and with the warpgroup
+mma (wgmma matmuls and flash attention) for sm_90a, what an H100 or H200 runs."""
 TOLERANCE_FACTOR = 4.0
 """Both sides may err by the bound, and the bound is an estimate."""
 
@@ -56,7 +59,7 @@ def available_configurations() -> tuple[str, ...]:
     """Those this machine can run: PTX needs ptxas (and libNVVM), cuda a GPU."""
     found = ["cpu", "cpu-unfused"]
     if _ptxas():
-        found.append("ptx")
+        found.extend(PTX_CONFIGURATIONS)
     try:
         from numba import cuda
 
@@ -139,8 +142,8 @@ def run_module(module, inputs: list[np.ndarray], bounds, configurations, entry: 
 
 def _run_configuration(module, inputs, reference, bounds, configuration: str, entry: str | None) -> Outcome:
     try:
-        if configuration == "ptx":
-            _compile_ptx(module)
+        if configuration in PTX_CONFIGURATIONS:
+            _compile_ptx(module, warpgroup_mma=configuration == "ptx-sm90a")
             return Outcome("ok")
         target = "cuda" if configuration == "cuda" else "cpu"
         fusion = configuration != "cpu-unfused"
@@ -190,20 +193,21 @@ def _compare(results, reference, bounds) -> str:
     return ""
 
 
-def _compile_ptx(module) -> None:
+def _compile_ptx(module, warpgroup_mma: bool) -> None:
     from strata.lowering.nvvm.translate import module_to_ptx
     from strata.targets.cuda import GpuPipelinePass
     from strata.targets.passes import run_pipeline
 
     module = module.clone()
-    run_pipeline(module, GpuPipelinePass.STEPS)
+    run_pipeline(module, GpuPipelinePass(warpgroup_mma=True).steps() if warpgroup_mma else GpuPipelinePass.STEPS)
     ptx = module_to_ptx(module, "sm_90")[1]
     if not ptx:
         return
+    arch = "sm_90a" if ".target sm_90a" in ptx else "sm_90"  # sm_90a where a kernel runs wgmma
     with tempfile.NamedTemporaryFile("w", suffix=".ptx") as f:
         f.write(ptx)
         f.flush()
-        done = subprocess.run([_ptxas(), "-arch=sm_90", f.name, "-o", os.devnull], capture_output=True, text=True)
+        done = subprocess.run([_ptxas(), f"-arch={arch}", f.name, "-o", os.devnull], capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f"ptxas rejected the PTX: {_first_line(done.stderr)}")
 
