@@ -226,11 +226,16 @@ class Kernel:
     # Operands and streaming.
 
     def operand(self, name: str, at_block: bool) -> Operand:
-        """The tiles of a buffer: this block's 64 rows, or the loop's streamed blocks."""
+        """The tiles of a buffer: this block's 64 rows, or the loop's streamed blocks, each
+        tile_columns() wide."""
         k = self.k
         buffer, view = self.grad.buffers[name]
         indices = [*self.batch_ids, self.block if at_block else None, k.index(0)]
-        return operand(k, (buffer, view), BLOCK if at_block else self.stream, indices)
+        return operand(k, (buffer, view), BLOCK if at_block else self.stream, indices, self.tile_columns())
+
+    def tile_columns(self) -> int | None:
+        """The columns of a tile in shared memory (None: its buffer's rows' length)."""
+        return None
 
     def resident(self, operands: Sequence[Operand]) -> None:
         k = self.k

@@ -43,7 +43,6 @@ from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
 from strata.dialects import tile
-from strata.lowering.tile_to_gpu.flash_attention import operand
 from strata.lowering.tile_to_gpu.flash_attention_grad import (
     BLOCK,
     FlashAttentionGradLowering,
@@ -123,11 +122,9 @@ class WarpgroupKernel(Kernel):
     def emit(self) -> None:
         {"stats": self.stats, "dq": self.dq, "dkv": self.dkv}[self.grad.part]()
 
-    def operand(self, name: str, at_block: bool) -> Operand:
-        """The tiles of a buffer (Kernel.operand) in whole strips, the chunks past the head copied as zeros."""
-        buffer, view = self.grad.buffers[name]
-        indices = [*self.batch_ids, self.block if at_block else None, self.k.index(0)]
-        return operand(self.k, (buffer, view), BLOCK if at_block else self.stream, indices, strips(self.head))
+    def tile_columns(self) -> int:
+        """The head in whole strips (the copies write the chunks past it as zeros)."""
+        return strips(self.head)
 
     def streamed_rows(self) -> int:
         """Streamed blocks of BLOCK rows at every head (the stages fit sm_90's shared memory)."""
@@ -144,8 +141,8 @@ class WarpgroupKernel(Kernel):
         k = self.k
         residents = [self.operand(name, True) for name in resident_names]
         streams = [self.operand(name, False) for name in stream_names]
-        head, staging = self.head, STAGING[strips(self.head)]
-        tile_bytes = BLOCK * strips(head) * 2
+        staging = STAGING[self.tile_columns()]
+        tile_bytes = BLOCK * self.tile_columns() * 2
         stage_bytes = len(streams) * tile_bytes
         barriers_at = (len(residents) + staging.stages * len(streams)) * tile_bytes
         base = atom_aligned_buffer(k, barriers_at + barrier_bytes(staging.stages), self.element)
@@ -195,7 +192,7 @@ class WarpgroupKernel(Kernel):
     def resident_a(self, tiles: list[SSAValue]) -> list[ResidentA]:
         """Per resident tile, the a operand of its score products: its a fragments, read
         into registers once (heads up to HELD_HEAD), or the tile's shared address."""
-        if strips(self.head) > HELD_HEAD:
+        if self.tile_columns() > HELD_HEAD:
             return tiles
         return [a_fragments(self.k, n_major_target(self.k, tile_base, BLOCK), self.k.add(self.warp_row, self.lane_row),
                             self.lane_column, self.head) for tile_base in tiles]  # fmt: skip
@@ -232,9 +229,9 @@ class WarpgroupKernel(Kernel):
         def step(block: SSAValue, tiles: list[SSAValue], fragments, sums: list[SSAValue], masked: bool) -> list[SSAValue]:
             s, dp = self.square_products(fragments, tiles)
             ds = packed_p(k, self.element, grad.p16, self.query_terms(s, dp, block, masked, lse, dots)[1])
-            return wait_for_products(k, 0, value_products(k, self.element, ds, tiles[0], strips(self.head), BLOCK, sums))
+            return wait_for_products(k, 0, value_products(k, self.element, ds, tiles[0], self.tile_columns(), BLOCK, sums))
 
-        sums = [constant(k, 0.0)] * (strips(self.head) // 2)
+        sums = [constant(k, 0.0)] * (self.tile_columns() // 2)
         ranges = [(zero, unmasked, False), (unmasked, key_blocks, True)]
         sums = self.pipelined(("q", "dout"), ("k", "v"), zero, key_blocks, ranges, sums, step)
         self.store("dq", sums[: self.head // 2], grad.scale, grad.queries)
@@ -246,7 +243,7 @@ class WarpgroupKernel(Kernel):
         if grad.causal:  # from the first query block that sees this block's first key
             first = k.emit(arith.MinUIOp(self.block, query_blocks))
             diagonal_end = k.emit(arith.MinUIOp(k.add(first, k.index(1)), query_blocks))
-        half = strips(self.head) // 2
+        half = self.tile_columns() // 2
 
         def step(block: SSAValue, tiles: list[SSAValue], fragments, sums: list[SSAValue], masked: bool) -> list[SSAValue]:
             s, dp = self.square_products(fragments, tiles)

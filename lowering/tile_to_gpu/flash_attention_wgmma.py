@@ -36,7 +36,7 @@ together, one wait each:
                        wgmma.wait_group 0 (p v done); p_j packed to 16 bits (carried);
                        release block j - 1's stage
                        issue block j + 2's copies (once its stage is released;
-                       j + 1 at a head of 256: two stages)
+                       j + 1 at 256 and 256: two stages)
                        o *= 2^(m - m')
     after the blocks:  o += p v of the last; o / l stored
 
@@ -308,7 +308,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
     # both operands from shared memory, at the limit of its bandwidth.
     if depth <= REGISTER_Q_DEPTH:
         q_fragments = a_fragments(k, n_major_target(k, tiles.q, rows_per_block), k.add(warp_row, lane_row), lane_column, depth)
-    else:  # a q of 256 stays there: this warpgroup's 64 rows of each of its 128-row strips
+    else:  # a deeper q stays there: this warpgroup's 64 rows of each of its 128-row strips
         q_fragments = warpgroup_rows(k, tiles.q)
     s = wait_for_products(k, 0, scores_of(zero))
     minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)

@@ -126,7 +126,7 @@ class LowerTileToGpuPass(ModulePass):
     warpgroup_mma: bool = False
     """16-bit matmuls with 64 or 128-row, 64-deep tiles on sm_90's warpgroup mma (wgmma,
     warpgroup_loop.py; two threads per output row), the flash-attention forward of heads
-    32 to 256 and its backward at heads 64 and 128 (flash_attention_wgmma.py,
+    32 to 256 and its backward where every head is the same, 32 to 128 (flash_attention_wgmma.py,
     flash_attention_grad_wgmma.py); the PTX is then for sm_90a only."""
     attention_p16: bool = False
     """The flash kernel rounds its probabilities p to the inputs' 16-bit type before p v, as

@@ -199,7 +199,7 @@ def _compile_ptx(module, warpgroup_mma: bool) -> None:
     from strata.targets.passes import run_pipeline
 
     module = module.clone()
-    run_pipeline(module, GpuPipelinePass(warpgroup_mma=True).steps() if warpgroup_mma else GpuPipelinePass.STEPS)
+    run_pipeline(module, GpuPipelinePass(warpgroup_mma=warpgroup_mma).steps())
     ptx = module_to_ptx(module, "sm_90")[1]
     if not ptx:
         return
