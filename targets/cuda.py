@@ -59,6 +59,10 @@ class GpuPipelinePass(PipelinePass):
     (H100/H200) only. sm_90's shared memory also holds softmax rows of up to
     RESIDENT_ROW_BYTES, read once (resident_row_bytes).
     strata.compile sets it on such a device."""
+    tensor_maps: bool = False
+    """The warpgroup flash forward's copies through tensor maps (lower-tile-to-gpu{tensor_maps=true});
+    strata.compile sets it with warpgroup_mma (the CUDA runtime encodes the maps), PTX emitted
+    for other use leaves it off."""
 
     def steps(self) -> str:
         added = {
@@ -69,7 +73,7 @@ class GpuPipelinePass(PipelinePass):
             "lower-tile-to-gpu": [
                 o for o, wanted in (
                     ("tf32=true", self.allow_tf32), ("warpgroup_mma=true", self.warpgroup_mma),
-                    ("attention_p16=true", self.allow_16bit_attention_p),
+                    ("attention_p16=true", self.allow_16bit_attention_p), ("tensor_maps=true", self.tensor_maps),
                 ) if wanted
             ],
         }  # fmt: skip
@@ -94,7 +98,8 @@ class CudaTarget(Target):
                 allow_16bit_attention_p: bool = False) -> CudaExecutable:
         cuda = cuda_runtime.require_cuda()  # before lowering: no GPU is a clear error, not a late one
         warpgroup_mma = cuda_runtime.warpgroup_mma_available(cuda)
-        options = {"allow_tf32": allow_tf32, "allow_16bit_attention_p": allow_16bit_attention_p, "warpgroup_mma": warpgroup_mma}
+        options = {"allow_tf32": allow_tf32, "allow_16bit_attention_p": allow_16bit_attention_p, "warpgroup_mma": warpgroup_mma,
+                   "tensor_maps": warpgroup_mma}  # the runtime encodes them (runtime/tensor_maps.py)
         return CudaExecutable(self.lowered_program(module, entry, fusion, **options))
 
     def emit(self, module: ModuleOp, kind: str, arch: str | None = None) -> str:

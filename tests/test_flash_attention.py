@@ -147,6 +147,49 @@ def test_warpgroup_flash_ptx_is_accepted_by_ptxas(case, p16):
     ptxas(ptx, "sm_90a")  # no performance warning: no wgmma serialized, no warpgroup.arrive injected
 
 
+TENSOR_MAP_HEADS = ["head-80-v96-causal-bf16", "partial-150x128-f16", "long-1x2x1024x128-causal-bf16", "cross-70x130-v128-bf16",
+                    "head-96-long-causal-f16"]
+
+
+@needs_ptx_tools
+@pytest.mark.parametrize("p16", [False, True], ids=["p-split", "p16"])
+@pytest.mark.parametrize("case", TENSOR_MAP_HEADS)
+def test_tensor_map_flash_ptx_is_accepted_by_ptxas(case, p16):
+    """128-query blocks with tensor maps: a producer warpgroup whose first thread copies q, k
+    and v a strip of 64 columns at a time (cp.async.bulk.tensor), the consumers never copy;
+    the maps sit in the kernel's global table, which the runtime fills."""
+    from strata.lowering.nvvm.translate import module_to_ptx
+
+    module = strata.parse_module(attention(*CASES[case]))
+    run_pipeline(module, GpuPipelinePass(warpgroup_mma=True, allow_16bit_attention_p=p16, tensor_maps=True).steps())
+    lowered = str(module)
+    q, k, v, _, _ = CASES[case]
+    assert "gpu.block_size = 384 : i64" in lowered and lowered.count("box_rows") == 3
+    ptx = module_to_ptx(module, "sm_90")[1]
+    rank = len(q)
+    assert re.search(r"\.global \.align 64 \.b8 \w+_tensor_maps\[384\];", ptx)
+    assert ptx.count(f"cp.async.bulk.tensor.{rank}d") == ptx.count("cp.async.bulk.tensor") > 0
+    assert "cp.async.cg" not in ptx and ptx.count("bar.sync") == 1
+    assert "setmaxnreg.dec.sync.aligned.u32 24;" in ptx and "setmaxnreg.inc.sync.aligned.u32 240;" in ptx
+    ptxas(ptx, "sm_90a")
+
+
+def test_tensor_maps_take_128_query_blocks_of_mappable_views():
+    """Heads in strips of 128 take tensor maps; 64-query blocks keep every thread's copies (a
+    producer warpgroup would halve the blocks a multiprocessor holds), and so do heads past
+    128 (a producer beside them left the products serialized for want of registers)."""
+    def lowered(case: str) -> str:
+        module = strata.parse_module(attention(*CASES[case]))
+        run_pipeline(module, GpuPipelinePass(warpgroup_mma=True, tensor_maps=True).steps())
+        return str(module)
+
+    for case in ("heads-2x4x128x64-causal-bf16", "head-256-long-f16", "head-112-v240-cross-f16"):
+        every_thread = lowered(case)
+        assert "gpu.tensor_maps" not in every_thread and "ptx.cp.async.cg" in every_thread
+    mapped = lowered("head-96-long-causal-f16")
+    assert "gpu.tensor_maps" in mapped and "ptx.cp.async.cg" not in mapped
+
+
 @needs_gpu
 @pytest.mark.parametrize("p16", [False, True], ids=["p-split", "p16"])
 @pytest.mark.parametrize("case", list(CASES))

@@ -139,6 +139,28 @@ def test_safe_kernels_pass(ptx):
     assert check_barriers(ptx) == []
 
 
+SHUFFLE_UNDER_WARP_BOUNDARY = kernel("""
+\tmov.u32 \t%r1, %tid.x;
+\tcvt.s64.s32 \t%rd1, %r1;
+\tcvt.u32.u64 \t%r3, %rd1;
+\tsetp.gt.u32 \t%p1, %r3, 255;
+\t@%p1 bra \t$L__BB0_2;
+\tshfl.sync.bfly.b32 \t%r2, %r1, 1, 31, -1;
+$L__BB0_2:
+\tret;
+""")
+
+
+@pytest.mark.parametrize("bound, safe", [("255", True), ("127", True), ("31", True), ("16", False), ("256", False)])
+def test_a_branch_at_a_warp_boundary_splits_whole_warps(bound, safe):
+    """Producer and consumer warpgroups (t > 255): every lane of a warp takes one way, so a
+    full-warp shuffle on one side is safe; a barrier there is not (other warps skip it)."""
+    ptx = SHUFFLE_UNDER_WARP_BOUNDARY.replace("%r3, 255;", f"%r3, {bound};")
+    assert (check_barriers(ptx) == []) == safe
+    with_barrier = ptx.replace("shfl.sync.bfly.b32 \t%r2, %r1, 1, 31, -1;", "bar.sync \t0;")
+    assert any(v.kind == "barrier in divergent code" for v in check_barriers(with_barrier))
+
+
 def test_uniform_predicate_is_not_divergent():
     uniform = EARLY_EXIT.replace("mov.u32 \t%r1, %tid.x;", "mov.u32 \t%r1, %ctaid.x;")
     assert check_barriers(uniform) == []

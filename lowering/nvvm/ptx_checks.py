@@ -13,7 +13,9 @@ post-dominator (where the threads reconverge). Two patterns deadlock or corrupt 
   reachable after the reconvergence point: the threads that left never arrive there;
 - **whole-warp shuffle in divergent code**: a `shfl.sync` / `vote.sync` / `match.sync` /
   `redux.sync` whose member mask is the full warp, inside the region: lanes that took the
-  other way never join it.
+  other way never join it. A branch on the thread index against a warp boundary (`%tid.x
+  < 256`: warps specialized as producer and consumers) splits whole warps: a warp's lanes
+  all take one way, so its shuffles are safe (a barrier is not: other warps skip it).
 
 Uniform branches (loop counters, `%ctaid`, `%ntid`, parameters) are not divergent, so a
 barrier inside a uniform loop and a thread loop followed by a barrier are accepted.
@@ -36,6 +38,10 @@ BARRIER = re.compile(r"^(@!?%\w+\s+)?(bar\.sync|barrier\.sync|bar\.red|barrier\.
 EXIT = re.compile(r"^(@!?%\w+\s+)?(ret|exit)\b")
 WHOLE_WARP = re.compile(r"^(@!?%\w+\s+)?(shfl|vote|match|redux)\.sync\b.*,\s*(-1|0xffffffff|0xFFFFFFFF|4294967295)\s*;$")
 """Warp-synchronous instructions whose member mask names the whole warp."""
+THREAD_INDEX_COPY = re.compile(r"^mov\.u32\s+(%\w+),\s*%tid\.x;$")
+WIDTH_CONVERSION = re.compile(r"^(?:cvt\.[us](?:32|64)\.[us](?:32|64)|mov\.b?u?(?:32|64))\s+(%\w+),\s*(%\w+);$")
+WARP_TEST = re.compile(r"^setp\.(lt|ge|le|gt)\.(u32|s32)\s+%\w+,\s*(%\w+),\s*(\d+|0x[0-9a-fA-F]+);$")
+"""A comparison of a register with a constant (warp_uniform_test)."""
 THREAD_DEPENDENT_OPCODES = ("ld.", "atom.", "red.", "shfl.", "vote.", "match.", "activemask")
 """Instructions whose result may differ per thread whatever their operands (except ld.param)."""
 
@@ -114,12 +120,39 @@ def control_flow(lines: list[str]) -> tuple[list[Block], dict[str, Block]]:
     return blocks, {b.name: b for b in blocks}
 
 
-def varying_registers(lines: list[str]) -> set[str]:
+def thread_index_copies(lines: list[str]) -> set[str]:
+    """Registers that hold %tid.x itself: moved from it, or converted between integer
+    widths from such a register (the index is below 1024: every width holds it)."""
+    copies: set[str] = set()
+    for line in lines:
+        if m := THREAD_INDEX_COPY.match(line):
+            copies.add(m.group(1))
+        elif (m := WIDTH_CONVERSION.match(line)) and m.group(2) in copies:
+            copies.add(m.group(1))
+    return copies
+
+
+def warp_uniform_test(line: str, thread_index: set[str]) -> bool:
+    """Whether `line` compares the thread index with a warp boundary (t < 32n, t >= 32n,
+    t <= 32n - 1, t > 32n - 1): its predicate is the same for the 32 threads of a warp."""
+    m = WARP_TEST.match(line)
+    if not m or m.group(3) not in thread_index:
+        return False
+    comparison, bound = m.group(1), int(m.group(4), 0)
+    return (bound if comparison in ("lt", "ge") else bound + 1) % 32 == 0
+
+
+def varying_registers(lines: list[str], within_warps: bool = False) -> set[str]:
     """Registers whose value may differ between the threads of a block (a fixpoint over
-    the register data flow: thread indices, loads and shuffles, and what they feed)."""
+    the register data flow: thread indices, loads and shuffles, and what they feed), or
+    (`within_warps`) between the threads of a warp: a test of the thread index against a
+    warp boundary is then uniform."""
     varying: set[str] = set()
     instructions = []
+    thread_index = thread_index_copies(lines) if within_warps else set()
     for line in lines:
+        if within_warps and warp_uniform_test(line, thread_index):
+            continue
         if LABEL.match(line) or BRANCH.match(line):
             continue
         body = PREDICATE_GUARD.sub("", line).rstrip(";")
@@ -192,6 +225,7 @@ def reachable(start: list[str], by_name: dict[str, Block], stop: str) -> set[str
 def check_kernel(name: str, lines: list[str]) -> list[Violation]:
     blocks, by_name = control_flow(lines)
     varying = varying_registers(lines)
+    varying_in_warps = varying_registers(lines, within_warps=True)
     post = post_dominators(blocks, by_name)
     violations: list[Violation] = []
     for block in blocks:
@@ -203,7 +237,7 @@ def check_kernel(name: str, lines: list[str]) -> list[Violation]:
         if barriers:
             violations.append(Violation(name, "barrier in divergent code", block.name, f"bar.sync in {', '.join(barriers)}"))
         warp_wide = sorted(n for n in region if any(WHOLE_WARP.match(i) for i in by_name[n].instructions))
-        if warp_wide:
+        if warp_wide and block.branch_predicate in varying_in_warps:
             violations.append(Violation(
                 name, "whole-warp shuffle in divergent code", block.name,
                 f"a full-mask warp-synchronous instruction in {', '.join(warp_wide)}",

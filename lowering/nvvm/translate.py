@@ -12,7 +12,10 @@ emits opaque pointers only), so the IR is built with llvmlite in its typed-point
 - private `llvm.nvvm.*` declarations (special registers, `barrier0`,
   `shfl.sync.bfly.{i32,f32}`) are the NVVM intrinsics of that name; a `func.call` to one
   calls the intrinsic;
-- a `memref.alloca` in memory space 3 (shared memory) is an internal `addrspace(3)` global.
+- a `memref.alloca` in memory space 3 (shared memory) is an internal `addrspace(3)` global;
+- a kernel with `gpu.tensor_maps` gets a 64-byte aligned `addrspace(1)` table of 128 bytes
+  a map, `@<kernel>_tensor_maps` (zeros; the runtime writes the encoded maps), and
+  `@ptx.tensor_maps.address` is its generic address.
 
 The op translation is the CPU's (lowering/llvm/): `NvvmFunctionEmitter` subclasses its
 `FunctionEmitter` and uses its `HANDLERS` table, overriding only what the LLVM 7 reader
@@ -69,6 +72,7 @@ from strata.lowering.llvm.translate import add_function_attributes
 from strata.lowering.llvm.types import DOUBLE, FLOAT, HALF, UnsupportedType, memory_type, scalar_type, static_shape
 from strata.lowering.nvvm.ptx_checks import check_barriers
 from strata.lowering.tile_to_gpu.kernel import INLINE_PTX_PREFIX, NVVM_PREFIX, SHARED_MEMORY_SPACE, WARPGROUP_MMA, gpu_kernels
+from strata.lowering.tile_to_gpu.tensor_maps import MAP_ALIGNMENT, MAP_BYTES, TABLE_ADDRESS, TENSOR_MAPS
 from strata.lowering.tile_to_gpu.warpgroup_loop import FRESH_WGMMA, wgmma_instruction
 from strata.lowering.tile_to_loops.kernel import ATOMIC_ADDF
 
@@ -315,6 +319,15 @@ INLINE_PTX = {
     "fence.proxy.async.shared::cta": "fence.proxy.async.shared::cta;",
     "mbarrier.init.shared.b64": "mbarrier.init.shared.b64 [$0], $1;",
     "mbarrier.arrive.shared.b64": "{ .reg .b64 state; mbarrier.arrive.shared.b64 state, [$0]; }",
+    "mbarrier.arrive.expect_tx.shared.b64": "{ .reg .b64 state; mbarrier.arrive.expect_tx.shared.b64 state, [$0], $1; }",
+    # A tensor-map copy (tensor_maps.py): shared target, map address, coordinates, mbarrier.
+    **{f"cp.async.bulk.tensor.{n}d": (f"cp.async.bulk.tensor.{n}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+                                      f"[$0], [$1, {{{', '.join(f'${i}' for i in range(2, n + 2))}}}], [${n + 2}];")
+       for n in range(1, 6)},
+    "fence.mbarrier_init.release.cluster": "fence.mbarrier_init.release.cluster;",
+    **{f"setmaxnreg.{way}.sync.aligned.u32.{n}": f"setmaxnreg.{way}.sync.aligned.u32 {n};"
+       for way in ("inc", "dec") for n in range(24, 257, 8)},
+    "fence.proxy.tensormap::generic.acquire.gpu": "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;",
     "cp.async.mbarrier.arrive.noinc.shared.b64": "cp.async.mbarrier.arrive.noinc.shared.b64 [$0];",
     # A loop inside the asm (labels made unique per instance by LLVM's ${:uid}): try_wait
     # returns false when its time slice ends before the phase completes.
@@ -348,6 +361,8 @@ def inline_ptx(emitter: NvvmFunctionEmitter, op: func.CallOp) -> ir.Value | list
     if not callee.startswith(INLINE_PTX_PREFIX):
         return call(emitter, op)
     name = re.sub(r"\.x\d+$", "", callee.removeprefix(INLINE_PTX_PREFIX))  # `.x64`: the tied register count
+    if name == TABLE_ADDRESS:
+        return tensor_map_table(emitter)
     if name not in INLINE_PTX:
         raise fail(f"unknown inline PTX instruction '{name}'")
     b = emitter.builder
@@ -373,6 +388,34 @@ def inline_ptx(emitter: NvvmFunctionEmitter, op: func.CallOp) -> ir.Value | list
 
 ATOMIC_ADD_PTX = {FLOAT: ("f32", "f"), DOUBLE: ("f64", "d")}
 """The float types memref.atomic_rmw adds: PTX type and register constraint."""
+
+
+GLOBAL_MEMORY_SPACE = 1
+
+
+def tensor_map_table_name(kernel: str) -> str:
+    return f"{kernel}_tensor_maps"
+
+
+def declare_tensor_map_table(module: ir.Module, op: func.FuncOp) -> None:
+    """The global table of a kernel's tensor maps (tensor_maps.py): 64-byte aligned, named
+    after the kernel, zeros until the runtime writes the encoded maps into it."""
+    if TENSOR_MAPS not in op.attributes:
+        return
+    array = ir.ArrayType(ir.IntType(8), MAP_BYTES * len(op.attributes[TENSOR_MAPS].data))
+    table = ir.GlobalVariable(module, array, tensor_map_table_name(op.sym_name.data), addrspace=GLOBAL_MEMORY_SPACE)
+    table.initializer = ir.Constant(array, None)
+    table.align = MAP_ALIGNMENT
+
+
+def tensor_map_table(emitter: NvvmFunctionEmitter) -> ir.Value:
+    """The generic address (i64) of the kernel's tensor-map table."""
+    name = tensor_map_table_name(emitter.function.name)
+    if name not in emitter.module.globals:
+        raise fail(f"@{emitter.function.name}: copies through tensor maps, but the kernel has no {TENSOR_MAPS}")
+    b, zero = emitter.builder, ir.Constant(I32, 0)
+    first = b.gep(emitter.module.globals[name], [zero, zero], inbounds=True)
+    return b.ptrtoint(b.addrspacecast(first, ir.PointerType(ir.IntType(8))), ir.IntType(64))
 
 
 def atomic_add(emitter: NvvmFunctionEmitter, op: memref.AtomicRMWOp) -> ir.Value:
@@ -472,6 +515,7 @@ def translate_kernels(module: ModuleOp, ir_version: Sequence[int] | None = None)
         annotations.add(llvm_module.add_metadata([function, "kernel", ir.Constant(I32, 1)]))
         annotations.add(llvm_module.add_metadata([function, "maxntidx", ir.Constant(I32, threads)]))
     for op in kernels:
+        declare_tensor_map_table(llvm_module, op)
         NvvmFunctionEmitter(functions[op.sym_name.data], functions).translate_body(op)
     version = tuple(ir_version) if ir_version is not None else nvvm_ir_version()
     llvm_module.add_named_metadata("nvvmir.version", [ir.Constant(I32, v) for v in version])

@@ -121,15 +121,19 @@ class Flash:
                 "lower-graph-to-tile writes it"
             )
         q, k_transposed, v, out, *lse = args
-        keys_view = views[k_transposed]
-        *outer, depth_stride, keys_stride = keys_view.get_strides()
-        *batch, depth, keys = keys_view.get_shape()
-        k_view = TensorViewType((*batch, keys, depth), keys_view.element_type, (*outer, keys_stride, depth_stride), keys_view.offset.data)
         return Flash(
-            (lowering.values[q], views[q]), (lowering.values[k_transposed], k_view), (lowering.values[v], views[v]),
+            (lowering.values[q], views[q]), (lowering.values[k_transposed], key_rows_view(views[k_transposed])), (lowering.values[v], views[v]),
             (lowering.values[out], views[out]), mark.data["scale"].value.data, bool(mark.data["causal"].value.data),
             lowering.p16, (lowering.values[lse[0]], views[lse[0]]) if lse else None,
         )  # fmt: skip
+
+
+def key_rows_view(keys_transposed: TensorViewType) -> TensorViewType:
+    """k as rows of keys ([batch..., keys, depth]) from the kernel's kᵀ view: its last two axes swapped."""
+    *outer, depth_stride, keys_stride = keys_transposed.get_strides()
+    *batch, depth, keys = keys_transposed.get_shape()
+    return TensorViewType((*batch, keys, depth), keys_transposed.element_type, (*outer, keys_stride, depth_stride),
+                          keys_transposed.offset.data)
 
 
 def fits(kernel: tile.KernelOp, views: list[TensorViewType]) -> bool:

@@ -153,8 +153,8 @@ class WarpgroupKernel(Kernel):
             start = k.add(base, k.add(k.index(len(residents) * tile_bytes), k.mul(stage, k.index(stage_bytes))))
             return [k.add(start, k.index(n * tile_bytes)) for n in range(len(streams))]
 
-        def copies(block: SSAValue) -> Callable[[SSAValue], None]:
-            def issue(stage: SSAValue) -> None:
+        def copies(block: SSAValue) -> Callable[[SSAValue, SSAValue], None]:
+            def issue(stage: SSAValue, _full: SSAValue) -> None:
                 for stream, tile_base in zip(streams, stage_tiles(stage)):
                     issue_copies(k, stream, block, n_major_target(k, tile_base, BLOCK))
 

@@ -40,6 +40,22 @@ together, one wait each:
                        o *= 2^(m - m')
     after the blocks:  o += p v of the last; o / l stored
 
+With tensor maps (lower-tile-to-gpu{tensor_maps=true}, which strata.compile sets on sm_90)
+the 128-query blocks of heads in strips of up to 128 take a third warpgroup, the producer:
+its first thread copies every block through the maps (tensor_maps.py: one
+cp.async.bulk.tensor per strip of q, k or v, already in the swizzled layout, padding and
+rows past the keys as zeros) as soon as the block's stage is released, and the two
+consumer warpgroups only compute. The producer gives its registers to them (setmaxnreg 24
+and 240 from the 168 a thread of three warpgroups starts with). Measured on an H200 (ms at
+2 x 8 x 4096, bf16, every thread's copies against the producer's): head 128 p16 0.258 /
+0.239, split p 0.330 / 0.310; causal p16 0.159 / 0.151; head 96 causal p16 0.147 / 0.137,
+split p 0.180 / 0.164. Left out: the copying thread among the consumers (no producer)
+ran slower everywhere (head 128 p16 0.286), a producer beside 64-query blocks (one
+warpgroup: a multiprocessor then holds one block instead of three; head 64 causal p16
+0.099 / 0.147), and past heads of 128 (at 112 / 240 the products are serialized for want of
+registers; at 256 causal no change). The maps sit in the kernel's global table; in
+constant memory they ran the same.
+
 The stages pass between the threads through mbarriers (stage_barriers.py), not block-wide
 barriers: a thread waits only for the copies of the block it uses and for the release of
 the stage it refills, so the two warpgroups of a block need not run in step. No product is
@@ -73,6 +89,7 @@ sums instead of chains, no change.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
@@ -86,6 +103,7 @@ from strata.lowering.tile_to_gpu.flash_attention import (
     QUERIES,
     Flash,
     FlashAttentionLowering,
+    key_rows_view,
     operand,
     rescaled,
     softmax_block,
@@ -101,8 +119,9 @@ from strata.lowering.tile_to_gpu.flash_blocks import (
 from strata.lowering.tile_to_gpu.fragments import MmaFragments, ldmatrix_lanes
 from strata.lowering.tile_to_gpu.kernel import WARPGROUP_SHARED_LIMIT, GpuKernelLowering, argument_views
 from strata.lowering.tile_to_gpu.ops import butterfly
-from strata.lowering.tile_to_gpu.stage_barriers import StagePipeline, barrier_bytes
+from strata.lowering.tile_to_gpu.stage_barriers import BulkStagePipeline, StagePipeline, barrier_bytes
 from strata.lowering.tile_to_gpu.tensor_core_loop import issue_copies
+from strata.lowering.tile_to_gpu.tensor_maps import TENSOR_MAPS, BulkCopies, mappable, maps_attribute
 from strata.lowering.tile_to_gpu.warpgroup_loop import (
     ATOM_SLACK,
     FRESH_WGMMA,
@@ -123,6 +142,11 @@ REGISTER_Q_DEPTH = 128
 fragments would take 48 or 64 registers beside o's) and the score products read each
 warpgroup's 64 rows of it through descriptors."""
 WARPGROUP = 128
+PRODUCER_REGISTERS = 24
+CONSUMER_REGISTERS = 240
+"""Registers a thread of the producer and of the consumer warpgroups keeps (setmaxnreg): the
+kernel starts with 168 (a quarter of a multiprocessor has 16384 registers for its three
+warps); 2 x 128 x 240 + 128 x 24 fit the 65536."""
 SMALLEST_HEAD = 32
 """Heads of 16 keep the mma.sync kernel: in a strip of 64 p v does four times their work
 (H200, 2 x 8 x 4096 x 16 causal, split p: 0.089 ms there against 0.100 here)."""
@@ -152,15 +176,42 @@ block ahead less (key_blocking)."""
 class WarpgroupFlashLowering(FlashAttentionLowering):
     """The flash kernel on the warpgroup mma, one warpgroup per 64 queries of a block."""
 
-    def __init__(self, kernel, *options, p16: bool = False):
+    bulk: BulkCopies | None = None
+    """The tensor maps q, k and v are copied through, where they are (tensor_maps.py)."""
+
+    def __init__(self, kernel, *options, p16: bool = False, tensor_maps: bool = False):
         self.query_rows = query_rows(kernel)
-        self.block_threads = WARPGROUP * self.query_rows // QUERIES
+        self.consumers = WARPGROUP * self.query_rows // QUERIES
         self.blocking = key_blocking(self.query_rows, p16, *map(strips, heads(kernel)))
+        self.use_tensor_maps = (tensor_maps and self.query_rows == 2 * QUERIES
+                                and max(map(strips, heads(kernel))) <= REGISTER_Q_DEPTH
+                                and mappable_operands(kernel, self.query_rows, self.blocking.keys))
+        self.block_threads = self.consumers + WARPGROUP * self.use_tensor_maps
         super().__init__(kernel, *options, p16=p16)
 
     def lower_body(self) -> None:
         self.warpgroup_mma_used = True
-        warpgroup_flash_kernel(self, self.flash, self.blocking)
+        flash, rows = self.flash, self.blocking.keys
+        if self.use_tensor_maps:
+            self.bulk = BulkCopies(self)
+            for (buffer, view), box_rows in ((flash.q, self.query_rows), (flash.k, rows), (flash.v, rows)):
+                self.bulk.add(buffer, view, box_rows)
+        warpgroup_flash_kernel(self, flash, self.blocking)
+
+    def carry_kernel_attributes(self, function) -> None:
+        super().carry_kernel_attributes(function)
+        if self.bulk is not None:
+            function.attributes[TENSOR_MAPS] = maps_attribute(self.bulk.maps)
+
+
+def mappable_operands(kernel: tile.KernelOp, query_rows: int, key_rows: int) -> bool:
+    """Whether q, k and v can be copied through tensor maps (tensor_maps.mappable) in boxes of
+    a block's queries and keys."""
+    views = argument_views(kernel)
+    q, k_transposed, v = (views.get(a) for a in kernel.body.block.args[:3])
+    return None not in (q, k_transposed, v) and all(
+        mappable(view, rows) for view, rows in ((q, query_rows), (key_rows_view(k_transposed), key_rows), (v, key_rows))
+    )
 
 
 def heads(kernel: tile.KernelOp) -> tuple[int, int] | None:
@@ -254,39 +305,117 @@ class SwizzledTiles:
         return self.k.add(self.keys(stage), self.k.index(self.k_bytes))
 
 
+@dataclass(frozen=True)
+class Lanes:
+    """What a consumer thread's fragments are at: its warp's first row, its place in its
+    quad, its ldmatrix row and column, and its two query rows."""
+
+    warp_row: SSAValue
+    thread_in_group: SSAValue
+    lane_row: SSAValue
+    lane_column: SSAValue
+    rows: list[SSAValue]
+
+    @staticmethod
+    def of(k: GpuKernelLowering, rows_per_block: int, key_rows: int) -> Lanes:
+        query_block = k.program_ids[-1]
+        scores = MmaFragments((rows_per_block, key_rows), rows_per_block // 16, 1)
+        warp_row, _, group, thread_in_group = scores.lane_origin(k)
+        first_row = k.add(k.mul(query_block, k.index(rows_per_block)), k.add(warp_row, group))
+        _, lane_row, lane_column = ldmatrix_lanes(k, CHUNK)
+        return Lanes(warp_row, thread_in_group, lane_row, lane_column, [first_row, k.add(first_row, k.index(8))])
+
+
 def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBlocking) -> None:
     *batch_ids, query_block = k.program_ids
     element = flash.q[1].element_type
-    queries, depth = flash.q[1].get_shape()[-2:]
-    keys, width = flash.v[1].get_shape()[-2:]
+    depth, (keys, width) = flash.q[1].get_shape()[-1], flash.v[1].get_shape()[-2:]
     zero, one = k.index(0), k.index(1)
-    q = operand(k, flash.q, k.query_rows, [*batch_ids, query_block, zero], strips(depth))
-    key_rows = blocking.keys
-    keys_operand = operand(k, flash.k, key_rows, [*batch_ids, None, zero], strips(depth))
-    values = operand(k, flash.v, key_rows, [*batch_ids, None, zero], strips(width))
-    rows_per_block = k.query_rows
+    key_rows, rows_per_block = blocking.keys, k.query_rows
     tiles = SwizzledTiles(k, element, rows_per_block, strips(depth), strips(width), blocking)
-    pipeline = StagePipeline(k, tiles.barriers, tiles.stages)
+    bulk = k.bulk
+    pipeline = (StagePipeline if bulk is None else BulkStagePipeline)(k, tiles.barriers, tiles.stages, k.consumers)
 
     blocks = k.index(-(-keys // key_rows))
     per_block = rows_per_block // key_rows
     if flash.causal:  # query block b sees key blocks 0 .. (b + 1) per_block - 1
         blocks = k.emit(arith.MinUIOp(k.mul(k.add(query_block, one), k.index(per_block)), blocks))
 
-    def fill(block: SSAValue) -> None:
-        k.guarded(k.emit(arith.CmpiOp(block, blocks, "ult")),
-                  lambda: pipeline.fill(block, lambda stage: copy_block(stage, block)))
+    def fill(block: SSAValue, copies: Callable[[SSAValue, SSAValue], None], size: int = 0) -> None:
+        k.guarded(k.emit(arith.CmpiOp(block, blocks, "ult")), lambda: pipeline.fill(block, copies, size))
 
-    def copy_block(stage: SSAValue, block: SSAValue) -> None:
-        for stream, stage_base in ((keys_operand, tiles.keys), (values, tiles.values)):
-            issue_copies(k, stream, block, n_major_target(k, stage_base(stage), key_rows))
+    if bulk is None:
+        # Every thread copies its chunks; q's copies land with block 0's stage.
+        q = operand(k, flash.q, rows_per_block, [*batch_ids, query_block, zero], strips(depth))
+        streams = [(operand(k, flash.k, key_rows, [*batch_ids, None, zero], strips(depth)), tiles.keys),
+                   (operand(k, flash.v, key_rows, [*batch_ids, None, zero], strips(width)), tiles.values)]
 
-    scores = MmaFragments((rows_per_block, key_rows), rows_per_block // 16, 1)
+        def copies_of(block: SSAValue) -> Callable[[SSAValue, SSAValue], None]:
+            def issue(stage: SSAValue, _full: SSAValue) -> None:
+                for stream, stage_base in streams:
+                    issue_copies(k, stream, block, n_major_target(k, stage_base(stage), key_rows))
+
+            return issue
+
+        def refill(block: SSAValue) -> None:
+            fill(block, copies_of(block))
+
+        lanes = Lanes.of(k, rows_per_block, key_rows)
+        pipeline.initialize()
+        issue_copies(k, q, zero, n_major_target(k, tiles.q, rows_per_block))
+        for block in range(blocking.ahead + 1):  # block j fills j + ahead from j = 1 on
+            refill(k.index(block))
+        consume(k, flash, blocking, tiles, pipeline, blocks, per_block, refill, lanes)
+        return
+
+    pipeline.initialize()
+    outer = list(reversed(batch_ids))
+
+    def bulk_copies(block: SSAValue, with_q: bool) -> Callable[[SSAValue, SSAValue], None]:
+        def issue(stage: SSAValue, full: SSAValue) -> None:
+            if with_q:
+                bulk.copy(0, tiles.q, [k.mul(query_block, k.index(rows_per_block)), *outer], depth, full)
+            first_key = k.mul(block, k.index(key_rows))
+            bulk.copy(1, tiles.keys(stage), [first_key, *outer], depth, full)
+            bulk.copy(2, tiles.values(stage), [first_key, *outer], width, full)
+
+        return issue
+
+    def produce() -> None:
+        """The producer's copying thread: every block, each once its stage is released."""
+        bulk.acquire()
+        fill(zero, bulk_copies(zero, True), tiles.stage_bytes + tiles.q_bytes)
+        k.loop(k.emit(arith.SubiOp(blocks, one)),
+               lambda block: fill(k.add(block, one), bulk_copies(k.add(block, one), False), tiles.stage_bytes))
+
+    def producer() -> None:
+        k.inline_ptx(f"setmaxnreg.dec.sync.aligned.u32.{PRODUCER_REGISTERS}", [])
+        k.guarded(k.emit(arith.CmpiOp(k.thread, k.index(k.consumers), "eq")), produce)
+
+    def consumer() -> None:
+        k.inline_ptx(f"setmaxnreg.inc.sync.aligned.u32.{CONSUMER_REGISTERS}", [])
+        consume(k, flash, blocking, tiles, pipeline, blocks, per_block, None)
+
+    # Whole warpgroups take either way (the thread index against a warpgroup boundary).
+    k.guarded(k.emit(arith.CmpiOp(k.thread, k.index(k.consumers), "uge")), producer)
+    k.guarded(k.emit(arith.CmpiOp(k.thread, k.index(k.consumers), "ult")), consumer)
+
+
+def consume(k: GpuKernelLowering, flash: Flash, blocking: KeyBlocking, tiles: SwizzledTiles, pipeline: StagePipeline,
+            blocks: SSAValue, per_block: int, refill: Callable[[SSAValue], None] | None, lanes: Lanes | None = None) -> None:
+    """The warpgroups' part of the kernel: the key blocks' products and online softmax
+    (module docstring), and where they copy too, refill(block) for the block `ahead`."""
+    *batch_ids, query_block = k.program_ids
+    element = flash.q[1].element_type
+    queries, depth = flash.q[1].get_shape()[-2:]
+    keys, width = flash.v[1].get_shape()[-2:]
+    zero, one = k.index(0), k.index(1)
+    key_rows = blocking.keys
+    rows_per_block = k.query_rows
+    lanes = lanes or Lanes.of(k, rows_per_block, key_rows)
+    warp_row, thread_in_group, lane_row, lane_column, rows = (
+        lanes.warp_row, lanes.thread_in_group, lanes.lane_row, lanes.lane_column, lanes.rows)
     output = MmaFragments((rows_per_block, strips(width)), rows_per_block // 16, 1)
-    warp_row, _, group, thread_in_group = scores.lane_origin(k)
-    first_row = k.add(k.mul(query_block, k.index(rows_per_block)), k.add(warp_row, group))
-    _, lane_row, lane_column = ldmatrix_lanes(k, CHUNK)
-    rows = [first_row, k.add(first_row, k.index(8))]
 
     def softmax(block: SSAValue, s: list[SSAValue], largest: list[SSAValue], totals: list[SSAValue], masked: bool):
         return softmax_block(k, flash, s, block, rows, thread_in_group, largest, totals, masked, key_rows)
@@ -297,12 +426,6 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
     def values_of(block: SSAValue, p: list[SSAValue], acc: list[SSAValue]) -> list[SSAValue]:
         return value_products(k, element, p, tiles.values(pipeline.stage(block)), strips(width), key_rows, acc)
 
-    # Block 0, peeled (masked: it may be the diagonal or a partial block); q's copies land
-    # with its stage's.
-    pipeline.initialize()
-    issue_copies(k, q, zero, n_major_target(k, tiles.q, rows_per_block))
-    for block in range(blocking.ahead + 1):  # block j fills j + ahead from j = 1 on
-        fill(k.index(block))
     pipeline.acquire(zero)
     # q read into registers once: with q from a descriptor every score product would read
     # both operands from shared memory, at the limit of its bandwidth.
@@ -328,7 +451,8 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
         # flight reads may not be written (ptxas would serialize the products).
         p = packed_p(k, element, flash.p16, p)
         pipeline.release(before)
-        fill(k.add(block, k.index(blocking.ahead)))
+        if refill is not None:
+            refill(k.add(block, k.index(blocking.ahead)))
         return [*new_largest, *new_totals, *rescaled(k, acc, corrections), *p]
 
     p_words = len(p)

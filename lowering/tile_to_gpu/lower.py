@@ -132,6 +132,10 @@ class LowerTileToGpuPass(ModulePass):
     """The flash kernel rounds its probabilities p to the inputs' 16-bit type before p v, as
     FlashAttention does: half the p v products, p to 8 (bf16) or 11 (f16) bits instead of
     16 or 22; off unless asked for (strata.compile(allow_16bit_attention_p=True))."""
+    tensor_maps: bool = False
+    """The warpgroup flash forward copies q, k and v through tensor maps (one thread's
+    cp.async.bulk.tensor per strip, tensor_maps.py) rather than every thread's cp.async,
+    where their views allow it; the CUDA runtime encodes the maps."""
     persistent_matmuls: bool = True
     """Warpgroup matmuls whose blocks loop over tiles, copying the next tile's first k steps
     during this tile's last (persistent_matmul.py); false: one tile per block."""
@@ -156,7 +160,8 @@ class LowerTileToGpuPass(ModulePass):
             if flash_attention.MARK in kernel.attributes:
                 wgmma = self.warpgroup_mma and flash_attention_wgmma.takes(kernel)
                 flash = flash_attention_wgmma.WarpgroupFlashLowering if wgmma else flash_attention.FlashAttentionLowering
-                lowering = flash(kernel, *options, p16=self.attention_p16)
+                extra = {"tensor_maps": self.tensor_maps} if wgmma else {}
+                lowering = flash(kernel, *options, p16=self.attention_p16, **extra)
             elif flash_attention_grad.MARK in kernel.attributes:
                 wgmma = self.warpgroup_mma and flash_attention_grad_wgmma.takes(kernel)
                 grad = flash_attention_grad_wgmma.WarpgroupFlashGradLowering if wgmma else flash_attention_grad.FlashAttentionGradLowering

@@ -20,6 +20,15 @@ stage it refills, so the warpgroups of a block need not run in step.
     acquire(b): wait full[b % S] parity (b / S) % 2; fence.proxy.async (wgmma reads
                 through the async proxy what cp.async wrote through the generic one)
     release(b): mbarrier.arrive empty[b % S]
+
+With copies by the tensor memory accelerator (tensor_maps.py; `BulkStagePipeline`) one
+thread fills a stage: the full barrier counts its one arrival, which also tells the
+barrier how many bytes the copies bring (expect_tx), and completes when they have landed.
+
+    fill(b):    (the copying thread) wait empty[b % S] parity (b / S + 1) % 2;
+                mbarrier.arrive.expect_tx full[b % S], bytes; cp.async.bulk.tensor ...
+    acquire(b): wait full[b % S] parity (b / S) % 2 (the copies wrote through the async
+                proxy, which wgmma reads; ldmatrix sees them once the phase completed)
 """
 
 from __future__ import annotations
@@ -46,8 +55,10 @@ class StagePipeline:
     """The module docstring's protocol over `stages` stages, its mbarriers at the shared
     address `barriers` (index, 8-byte aligned, barrier_bytes(stages) long)."""
 
-    def __init__(self, k: GpuKernelLowering, barriers: SSAValue, stages: int):
+    def __init__(self, k: GpuKernelLowering, barriers: SSAValue, stages: int, consumers: int | None = None):
         self.k, self.barriers, self.stages = k, barriers, stages
+        self.consumers = consumers or k.block_size
+        """The threads that release a stage (all of the block's but a producer warp)."""
 
     def barrier(self, kind: int, stage: SSAValue) -> SSAValue:
         """The shared address (i32) of mbarrier `kind` (0: full, 1: empty) of `stage`."""
@@ -55,18 +66,27 @@ class StagePipeline:
         first = k.index(kind * self.stages * MBARRIER_BYTES)
         return shared_address(k, k.add(self.barriers, k.add(first, k.mul(stage, k.index(MBARRIER_BYTES)))))
 
+    def fill_arrivals(self) -> int:
+        """Arrivals that complete a phase of a full barrier: every thread's, each once its copies landed."""
+        return self.k.block_size
+
     def initialize(self) -> None:
         """Thread 0 sets every barrier's arrival count; the block barrier after it publishes them."""
         k = self.k
-        count = i32_constant(k, k.block_size)
+        counts = (i32_constant(k, self.fill_arrivals()), i32_constant(k, self.consumers))
 
         def init() -> None:
             for kind in (0, 1):
                 for stage in range(self.stages):
-                    k.inline_ptx("mbarrier.init.shared.b64", [self.barrier(kind, k.index(stage)), count])
+                    k.inline_ptx("mbarrier.init.shared.b64", [self.barrier(kind, k.index(stage)), counts[kind]])
+            self.published()
 
         k.guarded(k.emit(arith.CmpiOp(k.thread, k.index(0), "eq")), init)
         k.barriers.barrier()
+
+    def published(self) -> None:
+        """What makes the initialized barriers visible beyond this thread's generic proxy:
+        the block barrier, for threads that use them through ordinary instructions."""
 
     def stage(self, step: SSAValue) -> SSAValue:
         return self.k.emit(arith.RemUIOp(step, self.k.index(self.stages)))
@@ -79,12 +99,13 @@ class StagePipeline:
             phase = k.emit(arith.XOrIOp(phase, k.index(1)))
         return k.emit(arith.IndexCastOp(phase, i32))
 
-    def fill(self, step: SSAValue, copies: Callable[[SSAValue], None]) -> None:
-        """This thread's copies of `step` (copies(stage) issues them), once the stage's
-        previous step is released; they arrive on the full barrier as they land."""
+    def fill(self, step: SSAValue, copies: Callable[[SSAValue, SSAValue], None], size: int = 0) -> None:
+        """This thread's copies of `step` (copies(stage, full barrier) issues them), once the
+        stage's previous step is released; they arrive on the full barrier as they land.
+        (`size`: the copies' bytes, for BulkStagePipeline.)"""
         k, stage = self.k, self.stage(step)
         k.inline_ptx("mbarrier.wait.parity", [self.barrier(1, stage), self.parity(step, flip=1)])
-        copies(stage)
+        copies(stage, self.barrier(0, stage))
         k.inline_ptx("cp.async.mbarrier.arrive.noinc.shared.b64", [self.barrier(0, stage)])
 
     def acquire(self, step: SSAValue) -> None:
@@ -94,3 +115,26 @@ class StagePipeline:
 
     def release(self, step: SSAValue) -> None:
         self.k.inline_ptx("mbarrier.arrive.shared.b64", [self.barrier(1, self.stage(step))])
+
+
+class BulkStagePipeline(StagePipeline):
+    """The protocol with one copying thread and tensor-map copies (module docstring): fill
+    runs on that thread only, with the bytes its copies bring."""
+
+    def fill_arrivals(self) -> int:
+        return 1
+
+    def published(self) -> None:
+        """The copies complete transactions on the barriers through the async proxy, which
+        sees the initialization after this fence (and the block barrier)."""
+        self.k.inline_ptx("fence.mbarrier_init.release.cluster", [])
+
+    def fill(self, step: SSAValue, copies: Callable[[SSAValue, SSAValue], None], size: int = 0) -> None:
+        k, stage = self.k, self.stage(step)
+        k.inline_ptx("mbarrier.wait.parity", [self.barrier(1, stage), self.parity(step, flip=1)])
+        full = self.barrier(0, stage)
+        k.inline_ptx("mbarrier.arrive.expect_tx.shared.b64", [full, i32_constant(k, size)])
+        copies(stage, full)
+
+    def acquire(self, step: SSAValue) -> None:
+        self.k.inline_ptx("mbarrier.wait.parity", [self.barrier(0, self.stage(step)), self.parity(step)])

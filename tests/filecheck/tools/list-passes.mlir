@@ -15,7 +15,7 @@
 // CHECK-DAG:   {{^  }}share-attention-lse {{ +}}Gives each flash-shaped graph.attention_grad its forward's log-sum-exp (the module docstring).
 // CHECK-LABEL: Strata pipelines
 // CHECK-DAG:   {{^  }}cpu-pipeline{fusion: bool = true} {{.*}} Steps: lower-vsla-to-graph, expand-attention-grad, fuse-patterns, canonicalize, cse, fuse-elementwise, lower-graph-to-tile, token-dce, dedupe-kernels, lower-tile-to-loops, expand-math, plan-memory, verify-memory-plan.
-// CHECK-DAG:   {{^  }}gpu-pipeline{fusion: bool = true, allow_tf32: bool = false, allow_16bit_attention_p: bool = false, warpgroup_mma: bool = false} {{.*}} Steps: lower-vsla-to-graph, expand-attention-grad, share-attention-lse, fuse-patterns, {{.*}}token-dce, dedupe-kernels, lower-tile-to-gpu, plan-memory, verify-memory-plan.
+// CHECK-DAG:   {{^  }}gpu-pipeline{fusion: bool = true, allow_tf32: bool = false, allow_16bit_attention_p: bool = false, warpgroup_mma: bool = false, tensor_maps: bool = false} {{.*}} Steps: lower-vsla-to-graph, expand-attention-grad, share-attention-lse, fuse-patterns, {{.*}}token-dce, dedupe-kernels, lower-tile-to-gpu, plan-memory, verify-memory-plan.
 // CHECK-LABEL: Upstream xDSL passes:
 
 // Upstream passes are names only, and Strata's are not repeated among them.
