@@ -18,17 +18,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from strata.dialects.tile_types import element_bytes
+from strata.lowering.tile_to_gpu.tensor_maps import BOX_COLUMNS, GLOBAL_ALIGNMENT, MAP_ALIGNMENT, MAP_BYTES
 from strata.support.errors import StrataError
 
-MAP_BYTES = 128
 DATA_TYPES = {"bf16": 9, "f16": 6}
 """CUtensorMapDataType of the 16-bit element types."""
 INTERLEAVE_NONE = 0
 SWIZZLE_128B = 3
 L2_PROMOTION_256B = 3
 OOB_FILL_ZEROS = 0
-BOX_COLUMNS = 64
-STRIDE_ALIGNMENT = 16
 
 
 class _Driver:
@@ -64,7 +62,7 @@ def map_layout(shape: Sequence[int], strides: Sequence[int], size: int) -> tuple
         stride = element_strides[axis] * size
         if sizes[axis] == 1:
             inner = byte_strides[-1] if byte_strides else size
-            stride = max(STRIDE_ALIGNMENT, -(-inner * sizes[axis - 1] // STRIDE_ALIGNMENT) * STRIDE_ALIGNMENT)
+            stride = max(GLOBAL_ALIGNMENT, -(-inner * sizes[axis - 1] // GLOBAL_ALIGNMENT) * GLOBAL_ALIGNMENT)
         byte_strides.append(stride)
     return sizes, byte_strides
 
@@ -77,12 +75,12 @@ def encode_map(spec: dict, pointer: int) -> bytes:
     shape, strides = spec["shape"], spec["strides"]
     sizes, byte_strides = map_layout(shape, strides, size)
     address = pointer + spec["offset"] * size
-    if address % STRIDE_ALIGNMENT:
-        raise StrataError(f"a tensor map's buffer at 0x{address:x} is not {STRIDE_ALIGNMENT}-byte aligned")
+    if address % GLOBAL_ALIGNMENT:
+        raise StrataError(f"a tensor map's buffer at 0x{address:x} is not {GLOBAL_ALIGNMENT}-byte aligned")
     rank = len(sizes)
     box = [BOX_COLUMNS, spec["box_rows"], *[1] * (rank - 2)]
-    result = ctypes.create_string_buffer(MAP_BYTES + 64)
-    aligned = -(-ctypes.addressof(result) // 64) * 64  # CUtensorMap is 64-byte aligned
+    result = ctypes.create_string_buffer(MAP_BYTES + MAP_ALIGNMENT)
+    aligned = -(-ctypes.addressof(result) // MAP_ALIGNMENT) * MAP_ALIGNMENT  # a CUtensorMap is 64-byte aligned
     u32, u64 = ctypes.c_uint32, ctypes.c_uint64
     status = _Driver.encode()(
         ctypes.c_void_p(aligned), DATA_TYPES[str(element)], rank, ctypes.c_void_p(address),

@@ -1,8 +1,12 @@
 """Tensor maps (runtime/tensor_maps.py): what the runtime hands cuTensorMapEncodeTiled for a
-kernel's gpu.tensor_maps, without a GPU; the copies through them run in the GPU flash tests."""
+kernel's gpu.tensor_maps, without a GPU; with one, copies through transposed views and maps
+encoded again for inputs read in place (every flash test of a 128-query block on sm_90 runs
+through them too)."""
 
 from __future__ import annotations
 
+import ml_dtypes
+import numpy as np
 import pytest
 
 import strata
@@ -10,6 +14,7 @@ from strata.runtime.tensor_maps import map_layout, map_specs
 from strata.targets.cuda import GpuPipelinePass
 from strata.targets.passes import run_pipeline
 from test_flash_attention import CASES, attention
+from test_gpu import needs_gpu
 
 
 def test_a_contiguous_view_maps_innermost_first():
@@ -33,3 +38,69 @@ def test_the_lowered_kernel_lists_its_maps():
     specs = map_specs(kernel.attributes["gpu.tensor_maps"])
     assert [s["argument"] for s in specs] == [0, 1, 2] and [s["box_rows"] for s in specs] == [128, 64, 64]
     assert all(s["shape"] == [1, 2, 300, 96] and s["strides"][-1] == 1 and str(s["element"]) == "f16" for s in specs)
+
+
+PACKED = """func.func @packed(%x: tensor<2x100x3x4x128xbf16>) -> tensor<2x4x100x128xbf16> {
+  %q5 = graph.slice %x {starts = array<i64: 0, 0, 0, 0, 0>, limits = array<i64: 2, 100, 1, 4, 128>, steps = array<i64: 1, 1, 1, 1, 1>} : (tensor<2x100x3x4x128xbf16>) -> tensor<2x100x1x4x128xbf16>
+  %k5 = graph.slice %x {starts = array<i64: 0, 0, 1, 0, 0>, limits = array<i64: 2, 100, 2, 4, 128>, steps = array<i64: 1, 1, 1, 1, 1>} : (tensor<2x100x3x4x128xbf16>) -> tensor<2x100x1x4x128xbf16>
+  %v5 = graph.slice %x {starts = array<i64: 0, 0, 2, 0, 0>, limits = array<i64: 2, 100, 3, 4, 128>, steps = array<i64: 1, 1, 1, 1, 1>} : (tensor<2x100x3x4x128xbf16>) -> tensor<2x100x1x4x128xbf16>
+  %q4 = graph.reshape %q5 : (tensor<2x100x1x4x128xbf16>) -> tensor<2x100x4x128xbf16>
+  %k4 = graph.reshape %k5 : (tensor<2x100x1x4x128xbf16>) -> tensor<2x100x4x128xbf16>
+  %v4 = graph.reshape %v5 : (tensor<2x100x1x4x128xbf16>) -> tensor<2x100x4x128xbf16>
+  %q = graph.transpose %q4 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x100x4x128xbf16>) -> tensor<2x4x100x128xbf16>
+  %k = graph.transpose %k4 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x100x4x128xbf16>) -> tensor<2x4x100x128xbf16>
+  %v = graph.transpose %v4 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x100x4x128xbf16>) -> tensor<2x4x100x128xbf16>
+  %o = graph.attention %q, %k, %v {scale = 0.088 : f64, causal = true} : (tensor<2x4x100x128xbf16>, tensor<2x4x100x128xbf16>, tensor<2x4x100x128xbf16>) -> tensor<2x4x100x128xbf16>
+  func.return %o : tensor<2x4x100x128xbf16>
+}
+"""
+"""q, k and v as heads of one packed [batch, tokens, 3, heads, head] tensor: the flash kernel
+reads them through transposed views (rows 512 elements apart, heads 128)."""
+
+
+def test_transposed_views_are_mapped_with_their_strides():
+    module = strata.parse_module(PACKED)
+    run_pipeline(module, GpuPipelinePass(warpgroup_mma=True, tensor_maps=True).steps())
+    kernel = next(op for op in module.ops if "gpu.tensor_maps" in op.attributes)
+    specs = map_specs(kernel.attributes["gpu.tensor_maps"])
+    assert all(s["strides"] == [51200, 128, 512, 1] for s in specs)
+    assert map_layout(specs[0]["shape"], specs[0]["strides"], 2)[1] == [1024, 256, 102400]
+
+
+def mapped(executable) -> bool:
+    return bool(getattr(executable.run, "tensor_map_tables", None))
+
+
+@needs_gpu
+def test_transposed_views_through_tensor_maps_on_gpu():
+    x = np.random.default_rng(5).standard_normal((2, 100, 3, 4, 128), dtype=np.float32).astype(ml_dtypes.bfloat16)
+    executable = strata.compile(PACKED, target="cuda")
+    if not mapped(executable):
+        pytest.skip("tensor maps are for sm_90 (warpgroup mma)")
+    (want,) = strata.interpret(PACKED, x)
+    (got,) = executable(x)
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), atol=2e-2, rtol=2e-2)
+
+
+@needs_gpu
+def test_tensor_maps_follow_inputs_passed_in_place():
+    """Device arrays read in place bring new addresses: the maps are encoded again (and the
+    CUDA graph captured again), so each call reads its own inputs."""
+    torch = pytest.importorskip("torch")
+    text = attention((1, 2, 200, 128), (1, 2, 200, 128), (1, 2, 200, 128), "bf16", False)
+    executable = strata.compile(text, target="cuda")
+    if not mapped(executable):
+        pytest.skip("tensor maps are for sm_90 (warpgroup mma)")
+    rng = np.random.default_rng(6)
+    inputs = [rng.standard_normal((1, 2, 200, 128), dtype=np.float32).astype(ml_dtypes.bfloat16) for _ in range(3)]
+    (from_host,) = executable(*inputs)
+    (table,) = executable.run.tensor_map_tables.values()
+    encoded = table.written
+    on_device = [torch.from_numpy(a.astype(np.float32)).cuda().to(torch.bfloat16) for a in inputs]
+    (in_place,) = executable(*on_device)
+    assert table.written != encoded
+    np.testing.assert_array_equal(in_place, from_host)
+    doubled = [a * 2 for a in on_device]
+    (twice,) = executable(*doubled)
+    (twice_from_host,) = executable(*[(a.astype(np.float32) * 2).astype(ml_dtypes.bfloat16) for a in inputs])
+    np.testing.assert_array_equal(twice, twice_from_host)

@@ -49,15 +49,9 @@ from strata.lowering.tile_to_gpu.flash_attention_grad import (
     Kernel,
     marked_arguments,
 )
-from strata.lowering.tile_to_gpu.flash_attention_wgmma import (
-    REGISTER_Q_DEPTH,
-    SMALLEST_HEAD,
-    packed_p,
-    score_products,
-    strips,
-    value_products,
-)
+from strata.lowering.tile_to_gpu.flash_attention_wgmma import REGISTER_Q_DEPTH, SMALLEST_HEAD, strips
 from strata.lowering.tile_to_gpu.flash_blocks import a_fragments, block_loop, constant, online_softmax_rows
+from strata.lowering.tile_to_gpu.flash_wgmma_products import packed_p, score_products, value_products
 from strata.lowering.tile_to_gpu.stage_barriers import StagePipeline, barrier_bytes
 from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies
 from strata.lowering.tile_to_gpu.warpgroup_loop import atom_aligned_buffer, n_major_target, wait_for_products
