@@ -104,3 +104,23 @@ def test_tensor_maps_follow_inputs_passed_in_place():
     (twice,) = executable(*doubled)
     (twice_from_host,) = executable(*[(a.astype(np.float32) * 2).astype(ml_dtypes.bfloat16) for a in inputs])
     np.testing.assert_array_equal(twice, twice_from_host)
+
+
+@pytest.mark.parametrize("shape, strides, offset, rows, expected", [
+    ((2, 100, 128), (12800, 128, 1), 0, 128, True),
+    ((2, 100, 128), (0, 128, 1), 0, 128, False),  # a batch repeated in place
+    ((1, 100, 128), (0, 128, 1), 0, 128, True),  # one batch: its stride is never used
+    ((2, 0, 128), (0, 128, 1), 0, 64, False),  # no rows
+    ((2, 100, 128), (12800, 128, 1), 4, 64, False),  # 8 bytes past a 16-byte boundary
+    ((2, 100, 128), (12800, 136, 1), 0, 64, True),  # padded rows
+    ((2, 100, 128), (12800, 132, 1), 0, 64, False),  # rows 264 bytes apart
+    ((2, 100, 128), (12800, 1, 100), 0, 64, False),  # columns apart: not rows
+    ((2, 100, 128), (12800, 128, 1), 0, 512, False),  # a box past 256 rows
+])  # fmt: skip
+def test_which_views_a_tensor_map_describes(shape, strides, offset, rows, expected):
+    from xdsl.dialects.builtin import bf16
+
+    from strata.dialects.tile_types import TensorViewType
+    from strata.lowering.tile_to_gpu.tensor_maps import mappable
+
+    assert mappable(TensorViewType(shape, bf16, strides, offset), rows) == expected

@@ -52,7 +52,10 @@ and 240 from the 168 a thread of three warpgroups starts with). Measured on an H
 split p 0.180 / 0.164. Left out: the copying thread among the consumers (no producer)
 ran slower everywhere (head 128 p16 0.286), a producer beside 64-query blocks (one
 warpgroup: a multiprocessor then holds one block instead of three; head 64 causal p16
-0.099 / 0.147), and past heads of 128 (at 112 / 240 the products are serialized for want of
+0.099 / 0.147; 128-query blocks of head 64 with the producer instead: causal p16 0.098 /
+0.107, not causal 0.178 / 0.177), more stages beside the producer (five or six of 64 keys
+instead of 128-key blocks in three or 64 in four: head 128 p16 0.236 / 0.272, split p
+0.310 / 0.344), and past heads of 128 (at 112 / 240 the products are serialized for want of
 registers; at 256 causal no change). The maps sit in the kernel's global table; in
 constant memory they ran the same.
 

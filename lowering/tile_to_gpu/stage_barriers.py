@@ -58,7 +58,7 @@ class StagePipeline:
     def __init__(self, k: GpuKernelLowering, barriers: SSAValue, stages: int, consumers: int | None = None):
         self.k, self.barriers, self.stages = k, barriers, stages
         self.consumers = consumers or k.block_size
-        """The threads that release a stage (all of the block's but a producer warp)."""
+        """The threads that release a stage (all of the block's but a producer warpgroup's)."""
 
     def barrier(self, kind: int, stage: SSAValue) -> SSAValue:
         """The shared address (i32) of mbarrier `kind` (0: full, 1: empty) of `stage`."""

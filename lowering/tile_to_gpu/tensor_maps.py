@@ -73,13 +73,15 @@ class TensorMap:
 def mappable(view: TensorViewType, box_rows: int) -> bool:
     """Whether a view of 16-bit rows can be copied through a tensor map in boxes of
     `box_rows` rows: contiguous rows of whole 16-byte chunks, byte strides and offset
-    multiples of 16, at most five axes."""
+    multiples of 16, at most five axes, none empty, and no axis of several elements
+    repeated in place (stride 0: a broadcast, which a map cannot describe)."""
     size = element_bytes(view.element_type)
+    shape = view.get_shape()
     *outer, last = view.get_strides()
     return (
-        size == 2 and last == 1 and len(view.get_shape()) <= MAX_RANK and 0 < box_rows <= MAX_BOX_ROWS
-        and view.get_shape()[-1] * size % GLOBAL_ALIGNMENT == 0
-        and all(stride * size % GLOBAL_ALIGNMENT == 0 for stride in outer)
+        size == 2 and last == 1 and len(shape) <= MAX_RANK and 0 < box_rows <= MAX_BOX_ROWS and min(shape) > 0
+        and shape[-1] * size % GLOBAL_ALIGNMENT == 0
+        and all(stride * size % GLOBAL_ALIGNMENT == 0 and (stride > 0 or extent == 1) for stride, extent in zip(outer, shape))
         and view.offset.data * size % GLOBAL_ALIGNMENT == 0
     )  # fmt: skip
 

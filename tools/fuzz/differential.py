@@ -199,7 +199,8 @@ def _compile_ptx(module, warpgroup_mma: bool) -> None:
     from strata.targets.passes import run_pipeline
 
     module = module.clone()
-    run_pipeline(module, GpuPipelinePass(warpgroup_mma=warpgroup_mma).steps())
+    # As strata.compile lowers for an H100/H200: tensor maps come with the warpgroup mma.
+    run_pipeline(module, GpuPipelinePass(warpgroup_mma=warpgroup_mma, tensor_maps=warpgroup_mma).steps())
     ptx = module_to_ptx(module, "sm_90")[1]
     if not ptx:
         return
