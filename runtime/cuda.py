@@ -61,9 +61,9 @@ from strata.support.errors import ExecutionError, InputError, StrataError, Targe
 from strata.lowering.nvvm.translate import ARCHES, module_to_ptx
 from strata.lowering.tile_to_gpu.kernel import gpu_kernels
 from strata.lowering.tile_to_gpu.persistent_matmul import PERSISTENT
-from strata.lowering.tile_to_gpu.tensor_maps import TENSOR_MAPS
+from strata.lowering.tile_to_gpu.tensor_maps import TENSOR_MAPS, maps_of
 from strata.runtime.program import LoweredProgram, check_kernel_abi, planned_view
-from strata.runtime.tensor_maps import TensorMapTable, map_specs
+from strata.runtime.tensor_maps import TensorMapTable
 from strata.support.dtypes import NUMPY_DTYPES, tensor_dtype
 
 _MODULES: dict[tuple[int, str], object] = {}
@@ -349,8 +349,8 @@ class CudaExecutable:
         self.storage = [*self.inputs, *buffers]
         self.result_dtypes = [tensor_dtype(t) for t in self.lowered.signature.function_type.outputs.data]
         launches = []
-        self.tensor_map_tables: dict[int, TensorMapTable] = {}
-        """The tables of the launches whose kernels copy through tensor maps, by launch."""
+        self.tensor_map_tables: list[TensorMapTable] = []
+        """The tables of the launches whose kernels copy through tensor maps."""
         for op, slots in bound:
             name = op.kernel.string_value()
             kernel = kernels[name]
@@ -368,7 +368,7 @@ class CudaExecutable:
             blocks = min(grid, self.resident_blocks(function, threads, shared)) if PERSISTENT in kernel.attributes else grid
             launches.append((name, function, grid, blocks, threads, shared, slots, checked))
             if TENSOR_MAPS in kernel.attributes:
-                self.tensor_map_tables[len(launches) - 1] = TensorMapTable(self.cuda_module, name, map_specs(kernel.attributes[TENSOR_MAPS]))
+                self.tensor_map_tables.append(TensorMapTable(self.cuda_module, name, maps_of(kernel.attributes[TENSOR_MAPS]), slots))
         self.pointers = [a.device_ctypes_pointer.value or 0 for a in self.storage]
         self.input_pointers = self.pointers[: len(self.inputs)]
         self.bound_launches = launches
@@ -377,8 +377,8 @@ class CudaExecutable:
     def _build_arguments(self) -> None:
         status = self.status.device_ctypes_pointer.value
         self._drop_graph()
-        for launch, table in self.tensor_map_tables.items():
-            table.update(self.cuda, [self.pointers[b] for b in self.bound_launches[launch][6]])
+        for table in self.tensor_map_tables:
+            table.update(self.cuda, self.pointers)
         self.launches = [
             (name, function, blocks, threads, shared,
              self.launcher.arguments([self.pointers[b] for b in buffers], 0, grid, status if checked else None))

@@ -18,7 +18,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from strata.dialects.tile_types import element_bytes
-from strata.lowering.tile_to_gpu.tensor_maps import BOX_COLUMNS, GLOBAL_ALIGNMENT, MAP_ALIGNMENT, MAP_BYTES
+from strata.lowering.tile_to_gpu.tensor_maps import (
+    BOX_COLUMNS,
+    GLOBAL_ALIGNMENT,
+    MAP_ALIGNMENT,
+    MAP_BYTES,
+    TensorMap,
+    table_name,
+)
 from strata.support.errors import StrataError
 
 DATA_TYPES = {"bf16": 9, "f16": 6}
@@ -67,18 +74,19 @@ def map_layout(shape: Sequence[int], strides: Sequence[int], size: int) -> tuple
     return sizes, byte_strides
 
 
-def encode_map(spec: dict, pointer: int) -> bytes:
-    """The 128-byte map of `spec` (a gpu.tensor_maps entry as plain values) over the buffer
-    at device address `pointer`."""
-    element = spec["element"]
+def encode_map(tensor_map: TensorMap, pointer: int) -> bytes:
+    """The 128-byte map of `tensor_map` (an entry of gpu.tensor_maps) over the buffer at
+    device address `pointer`."""
+    view = tensor_map.view
+    element = view.element_type
     size = element_bytes(element)
-    shape, strides = spec["shape"], spec["strides"]
+    shape, strides = view.get_shape(), view.get_strides()
     sizes, byte_strides = map_layout(shape, strides, size)
-    address = pointer + spec["offset"] * size
+    address = pointer + view.offset.data * size
     if address % GLOBAL_ALIGNMENT:
         raise StrataError(f"a tensor map's buffer at 0x{address:x} is not {GLOBAL_ALIGNMENT}-byte aligned")
     rank = len(sizes)
-    box = [BOX_COLUMNS, spec["box_rows"], *[1] * (rank - 2)]
+    box = [BOX_COLUMNS, tensor_map.box_rows, *[1] * (rank - 2)]
     result = ctypes.create_string_buffer(MAP_BYTES + MAP_ALIGNMENT)
     aligned = -(-ctypes.addressof(result) // MAP_ALIGNMENT) * MAP_ALIGNMENT  # a CUtensorMap is 64-byte aligned
     u32, u64 = ctypes.c_uint32, ctypes.c_uint64
@@ -93,39 +101,26 @@ def encode_map(spec: dict, pointer: int) -> bytes:
     return ctypes.string_at(aligned, MAP_BYTES)
 
 
-def map_specs(attribute) -> list[dict]:
-    """gpu.tensor_maps (an array of dictionaries) as plain values."""
-    specs = []
-    for entry in attribute.data:
-        fields = entry.data
-        specs.append({
-            "argument": fields["argument"].value.data, "shape": list(fields["shape"].get_values()),
-            "strides": list(fields["strides"].get_values()), "offset": fields["offset"].value.data,
-            "box_rows": fields["box_rows"].value.data, "element": fields["element"],
-        })  # fmt: skip
-    return specs
-
-
 class TensorMapTable:
-    """One launch's table: where it lives on the device and the maps it holds now."""
+    """One launch's table: where it lives on the device, the maps it holds, over which of the
+    executable's buffers (the launch's argument slots), and what it holds now."""
 
-    def __init__(self, cuda_module, kernel_name: str, specs: list[dict]):
-        self.symbol, symbol_bytes = cuda_module.get_global_symbol(f"{kernel_name}_tensor_maps")
-        if symbol_bytes != MAP_BYTES * len(specs):
-            raise StrataError(f"kernel @{kernel_name}: its tensor-map table has {symbol_bytes} bytes for {len(specs)} maps")
-        self.specs = specs
+    def __init__(self, cuda_module, kernel_name: str, maps: list[TensorMap], slots: list[int]):
+        self.symbol, symbol_bytes = cuda_module.get_global_symbol(table_name(kernel_name))
+        if symbol_bytes != MAP_BYTES * len(maps):
+            raise StrataError(f"kernel @{kernel_name}: its tensor-map table has {symbol_bytes} bytes for {len(maps)} maps")
+        self.maps, self.slots = maps, slots
         self.written: bytes | None = None
 
-    def update(self, cuda, argument_pointers: list[int]) -> None:
-        """Encodes the maps over the launch's argument addresses and writes them where they
-        changed (after the work in flight, which may be reading the old ones)."""
+    def update(self, cuda, pointers: list[int]) -> None:
+        """Encodes the maps over the buffers' addresses (`pointers`, by slot) and writes them
+        where they changed (after the work in flight, which may be reading the old ones)."""
         from numba.cuda.cudadrv import driver
 
-        encoded = b"".join(encode_map(spec, argument_pointers[spec["argument"]]) for spec in self.specs)
+        encoded = b"".join(encode_map(m, pointers[self.slots[m.argument]]) for m in self.maps)
         if encoded == self.written:
             return
         if self.written is not None:
             cuda.synchronize()
         driver.host_to_device(self.symbol, np.frombuffer(encoded, np.uint8).copy(), len(encoded))
         self.written = encoded
-

@@ -72,7 +72,7 @@ from strata.lowering.llvm.translate import add_function_attributes
 from strata.lowering.llvm.types import DOUBLE, FLOAT, HALF, UnsupportedType, memory_type, scalar_type, static_shape
 from strata.lowering.nvvm.ptx_checks import check_barriers
 from strata.lowering.tile_to_gpu.kernel import INLINE_PTX_PREFIX, NVVM_PREFIX, SHARED_MEMORY_SPACE, WARPGROUP_MMA, gpu_kernels
-from strata.lowering.tile_to_gpu.tensor_maps import MAP_ALIGNMENT, MAP_BYTES, TABLE_ADDRESS, TENSOR_MAPS
+from strata.lowering.tile_to_gpu.tensor_maps import MAP_ALIGNMENT, MAP_BYTES, TABLE_ADDRESS, TENSOR_MAPS, table_name
 from strata.lowering.tile_to_gpu.warpgroup_loop import FRESH_WGMMA, wgmma_instruction
 from strata.lowering.tile_to_loops.kernel import ATOMIC_ADDF
 
@@ -393,24 +393,20 @@ ATOMIC_ADD_PTX = {FLOAT: ("f32", "f"), DOUBLE: ("f64", "d")}
 GLOBAL_MEMORY_SPACE = 1
 
 
-def tensor_map_table_name(kernel: str) -> str:
-    return f"{kernel}_tensor_maps"
-
-
 def declare_tensor_map_table(module: ir.Module, op: func.FuncOp) -> None:
     """The global table of a kernel's tensor maps (tensor_maps.py): 64-byte aligned, named
     after the kernel, zeros until the runtime writes the encoded maps into it."""
     if TENSOR_MAPS not in op.attributes:
         return
     array = ir.ArrayType(ir.IntType(8), MAP_BYTES * len(op.attributes[TENSOR_MAPS].data))
-    table = ir.GlobalVariable(module, array, tensor_map_table_name(op.sym_name.data), addrspace=GLOBAL_MEMORY_SPACE)
+    table = ir.GlobalVariable(module, array, table_name(op.sym_name.data), addrspace=GLOBAL_MEMORY_SPACE)
     table.initializer = ir.Constant(array, None)
     table.align = MAP_ALIGNMENT
 
 
 def tensor_map_table(emitter: NvvmFunctionEmitter) -> ir.Value:
     """The generic address (i64) of the kernel's tensor-map table."""
-    name = tensor_map_table_name(emitter.function.name)
+    name = table_name(emitter.function.name)
     if name not in emitter.module.globals:
         raise fail(f"@{emitter.function.name}: copies through tensor maps, but the kernel has no {TENSOR_MAPS}")
     b, zero = emitter.builder, ir.Constant(I32, 0)

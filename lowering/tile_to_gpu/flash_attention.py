@@ -122,8 +122,8 @@ class Flash:
             )
         q, k_transposed, v, out, *lse = args
         return Flash(
-            (lowering.values[q], views[q]), (lowering.values[k_transposed], key_rows_view(views[k_transposed])), (lowering.values[v], views[v]),
-            (lowering.values[out], views[out]), mark.data["scale"].value.data, bool(mark.data["causal"].value.data),
+            (lowering.values[q], views[q]), (lowering.values[k_transposed], key_rows_view(views[k_transposed])),
+            (lowering.values[v], views[v]), (lowering.values[out], views[out]), mark.data["scale"].value.data, bool(mark.data["causal"].value.data),
             lowering.p16, (lowering.values[lse[0]], views[lse[0]]) if lse else None,
         )  # fmt: skip
 

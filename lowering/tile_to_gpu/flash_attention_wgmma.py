@@ -175,9 +175,9 @@ class WarpgroupFlashLowering(FlashAttentionLowering):
     def __init__(self, kernel, *options, p16: bool = False, tensor_maps: bool = False):
         self.query_rows = query_rows(kernel)
         self.consumers = WARPGROUP * self.query_rows // QUERIES
-        self.blocking = key_blocking(self.query_rows, p16, *map(strips, heads(kernel)))
-        self.use_tensor_maps = (tensor_maps and self.query_rows == 2 * QUERIES
-                                and max(map(strips, heads(kernel))) <= REGISTER_Q_DEPTH
+        head_strips = tuple(map(strips, heads(kernel)))
+        self.blocking = key_blocking(self.query_rows, p16, *head_strips)
+        self.use_tensor_maps = (tensor_maps and self.query_rows == 2 * QUERIES and max(head_strips) <= REGISTER_Q_DEPTH
                                 and mappable_operands(kernel, self.query_rows, self.blocking.keys))
         self.block_threads = self.consumers + WARPGROUP * self.use_tensor_maps
         super().__init__(kernel, *options, p16=p16)
@@ -387,7 +387,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
 
     def consumer() -> None:
         k.inline_ptx(f"setmaxnreg.inc.sync.aligned.u32.{CONSUMER_REGISTERS}", [])
-        consume(k, flash, blocking, tiles, pipeline, blocks, per_block, None)
+        consume(k, flash, blocking, tiles, pipeline, blocks, per_block, None, Lanes.of(k, rows_per_block, key_rows))
 
     # Whole warpgroups take either way (the thread index against a warpgroup boundary).
     k.guarded(k.emit(arith.CmpiOp(k.thread, k.index(k.consumers), "uge")), producer)
@@ -395,7 +395,7 @@ def warpgroup_flash_kernel(k: GpuKernelLowering, flash: Flash, blocking: KeyBloc
 
 
 def consume(k: GpuKernelLowering, flash: Flash, blocking: KeyBlocking, tiles: SwizzledTiles, pipeline: StagePipeline,
-            blocks: SSAValue, per_block: int, refill: Callable[[SSAValue], None] | None, lanes: Lanes | None = None) -> None:
+            blocks: SSAValue, per_block: int, refill: Callable[[SSAValue], None] | None, lanes: Lanes) -> None:
     """The warpgroups' part of the kernel: the key blocks' products and online softmax
     (module docstring), and where they copy too, refill(block) for the block `ahead`."""
     *batch_ids, query_block = k.program_ids
@@ -405,7 +405,6 @@ def consume(k: GpuKernelLowering, flash: Flash, blocking: KeyBlocking, tiles: Sw
     zero, one = k.index(0), k.index(1)
     key_rows = blocking.keys
     rows_per_block = k.query_rows
-    lanes = lanes or Lanes.of(k, rows_per_block, key_rows)
     warp_row, thread_in_group, lane_row, lane_column, rows = (
         lanes.warp_row, lanes.thread_in_group, lanes.lane_row, lanes.lane_column, lanes.rows)
     output = MmaFragments((rows_per_block, strips(width)), rows_per_block // 16, 1)

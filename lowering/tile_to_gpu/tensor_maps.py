@@ -65,6 +65,14 @@ class TensorMap:
             "element": self.view.element_type,
         })  # fmt: skip
 
+    @staticmethod
+    def of(entry: DictionaryAttr) -> TensorMap:
+        """The map an entry of gpu.tensor_maps (attribute) describes."""
+        fields = entry.data
+        view = TensorViewType(tuple(fields["shape"].get_values()), fields["element"], tuple(fields["strides"].get_values()),
+                              fields["offset"].value.data)
+        return TensorMap(fields["argument"].value.data, view, fields["box_rows"].value.data)
+
     @property
     def box_bytes(self) -> int:
         return BOX_COLUMNS * self.box_rows * element_bytes(self.view.element_type)
@@ -88,6 +96,16 @@ def mappable(view: TensorViewType, box_rows: int) -> bool:
 
 def maps_attribute(maps: list[TensorMap]) -> ArrayAttr:
     return ArrayAttr([m.attribute() for m in maps])
+
+
+def maps_of(attribute: ArrayAttr) -> list[TensorMap]:
+    """The maps of a kernel's gpu.tensor_maps."""
+    return [TensorMap.of(entry) for entry in attribute.data]
+
+
+def table_name(kernel: str) -> str:
+    """The global that holds a kernel's maps (the NVVM translation declares it, the runtime fills it)."""
+    return f"{kernel}_tensor_maps"
 
 
 class BulkCopies:
