@@ -39,7 +39,7 @@ def test_the_lowered_kernel_lists_its_maps():
     run_pipeline(module, GpuPipelinePass(warpgroup_mma=True, tensor_maps=True).steps())
     kernel = next(op for op in module.ops if "gpu.tensor_maps" in op.attributes)
     maps = maps_of(kernel.attributes["gpu.tensor_maps"])
-    assert [m.argument for m in maps] == [0, 1, 2] and [m.box_rows for m in maps] == [128, 64, 64]
+    assert [m.argument for m in maps] == [0, 1, 2] and [m.box_rows for m in maps] == [128, 128, 128]
     assert all(tuple(m.view.get_shape()) == (1, 2, 300, 96) and m.view.get_strides()[-1] == 1
                and str(m.view.element_type) == "f16" for m in maps)
     assert maps_attribute(maps) == kernel.attributes["gpu.tensor_maps"]
@@ -159,7 +159,7 @@ def test_the_runtime_encodes_each_map_over_its_argument(monkeypatch):
     first = driver.calls[0]
     assert first["data_type"] == runtime_maps.DATA_TYPES["bf16"] and first["rank"] == 4
     assert first["sizes"] == [128, 100, 4, 2] and first["strides"] == [1024, 256, 102400]
-    assert first["box"] == [64, 128, 1, 1] and [c["box"][1] for c in driver.calls[1:]] == [64, 64]
+    assert first["box"] == [64, 128, 1, 1] and [c["box"][1] for c in driver.calls[1:]] == [128, 128]
     assert first["modes"] == (runtime_maps.INTERLEAVE_NONE, runtime_maps.SWIZZLE_128B, runtime_maps.L2_PROMOTION_256B,
                               runtime_maps.OOB_FILL_ZEROS)
 

@@ -16,12 +16,13 @@ mma.sync kernel's own functions. A block's q kᵀ and the previous block's p v a
 together, one wait each:
 
     q (64 or 128 x D), k and v blocks (N x D, N x Dv: N = 64 keys in four stages, with
-    p16 and 128 queries 128 in three, past strips of 128 64 in three, at 256 and 256 in
-    two; KeyBlocking) -> shared memory in the 128-byte swizzled layout (warpgroup_loop.py):
-    strips of 64 columns, each of rows of 128 bytes, chunk c of row r at c ^ (r % 8);
+    128 queries and p16 or a producer 128 in three, past strips of 128 64 in three, at 256
+    and 256 in two; KeyBlocking) -> shared memory in the 128-byte swizzled layout
+    (warpgroup_loop.py): strips of 64 columns, each of rows of 128 bytes, chunk c of row r
+    at c ^ (r % 8);
     s = q kᵀ: D / 16 x wgmma m64nNk16 with q's a fragments from registers (read once by
-    ldmatrix; past D = 128 q from a descriptor too, K-major) and k from a descriptor
-    (K-major);
+    ldmatrix; past D = 128, and with split p beside a producer, q from a descriptor too,
+    K-major) and k from a descriptor (K-major);
     p v: N / 16 x wgmma m64nVk16 per p fragment (V: Dv in strips), p from registers (its
     accumulator fragments are the instruction's a fragments), v from a descriptor
     (N-major: the transpose bit).
@@ -157,10 +158,14 @@ class KeyBlocking:
     keys: int
     stages: int
     ahead: int
+    q_in_registers: bool = True
+    """q's a fragments read into registers once (a_fragments), else the score products read
+    it from shared memory through descriptors, as the k tile."""
 
 
 NARROW = KeyBlocking(KEYS, stages=4, ahead=2)
 WIDE = KeyBlocking(2 * KEYS, stages=3, ahead=2)
+WIDE_SHARED_Q = KeyBlocking(2 * KEYS, stages=3, ahead=2, q_in_registers=False)
 DEEP_STAGES = 3
 """Past heads of 128 (in strips), as many stages of 64 keys as fit up to three, copies a
 block ahead less (key_blocking)."""
@@ -176,9 +181,10 @@ class WarpgroupFlashLowering(FlashAttentionLowering):
         self.query_rows = query_rows(kernel)
         self.consumers = WARPGROUP * self.query_rows // QUERIES
         head_strips = tuple(map(strips, heads(kernel)))
-        self.blocking = key_blocking(self.query_rows, p16, *head_strips)
+        # Mapped kernels take 128-key blocks (key_blocking, with a producer).
         self.use_tensor_maps = (tensor_maps and self.query_rows == 2 * QUERIES and max(head_strips) <= REGISTER_Q_DEPTH
-                                and mappable_operands(kernel, self.query_rows, self.blocking.keys))
+                                and mappable_operands(kernel, self.query_rows, WIDE.keys))
+        self.blocking = key_blocking(self.query_rows, p16, *head_strips, producer=self.use_tensor_maps)
         self.block_threads = self.consumers + WARPGROUP * self.use_tensor_maps
         super().__init__(kernel, *options, p16=p16)
 
@@ -255,12 +261,20 @@ def query_rows(kernel: tile.KernelOp) -> int:
     return 2 * QUERIES if max(map(strips, heads(kernel))) >= 128 else QUERIES
 
 
-def key_blocking(rows: int, p16: bool, depth: int, width: int) -> KeyBlocking:
+def key_blocking(rows: int, p16: bool, depth: int, width: int, producer: bool = False) -> KeyBlocking:
     """WIDE (128 keys a block) for 128-query blocks with p rounded to 16 bits: half the loop's
     per-block work (o's rescale, the row maxima's shuffles, the waits) per key, 18% fewer
     instructions per key. Measured on an H200 at 4096 keys, head 128 (TFLOP/s, NARROW
     against WIDE): 536 / 549, causal 428 / 442; WIDE with copies one block ahead ran 374.
-    p split high + low would not fit beside it in 255 registers: NARROW.
+    p split high + low would not fit beside it in 255 registers with q's 32 (NARROW), but
+    does with q read from shared memory beside a producer warpgroup (`producer`: the
+    consumers keep 240; WIDE_SHARED_Q). Measured on an H200 with split p (ms, NARROW with
+    q in registers against WIDE_SHARED_Q, one run): 2 x 8 x 4096 x 128 0.318 / 0.306,
+    causal 0.186 / 0.180, head 96 causal 0.164 / 0.161, 2 x 8 x 8192 x 128 1.176 / 1.161,
+    4 x 16 x 2048 x 128 0.343 / 0.330; 1024 keys causal 0.0288 / 0.0297 (the diagonal
+    block's masked half is larger). With p16, q from shared memory ran as fast as from
+    registers (0.238 / 0.240 ms at 4096 x 128), and 160 or 176 keys a block (q from shared
+    memory, two stages of 80 or 88 KiB) slower (0.285 / 0.284).
     Past heads of 128 (depth and width in strips), 64 keys a block in up to DEEP_STAGES
     stages beside q's 128 rows in the 227 KiB of shared memory a block may have: three but
     at 256 and 256 (a 64 KiB stage), two. Measured on an H200 at 2 x 8 x 4096 keys, bf16
@@ -272,8 +286,10 @@ def key_blocking(rows: int, p16: bool, depth: int, width: int) -> KeyBlocking:
         stage_bytes = KEYS * (depth + width) * 2
         room = WARPGROUP_SHARED_LIMIT - ATOM_SLACK - barrier_bytes(DEEP_STAGES) - rows * depth * 2
         stages = min(DEEP_STAGES, room // stage_bytes)
-        return KeyBlocking(KEYS, stages, stages - 1)
-    return WIDE if rows == 2 * QUERIES and p16 else NARROW
+        return KeyBlocking(KEYS, stages, stages - 1, q_in_registers=depth <= REGISTER_Q_DEPTH)
+    if rows != 2 * QUERIES:
+        return NARROW
+    return WIDE if p16 else WIDE_SHARED_Q if producer else NARROW
 
 
 class SwizzledTiles:
@@ -420,10 +436,10 @@ def consume(k: GpuKernelLowering, flash: Flash, blocking: KeyBlocking, tiles: Sw
 
     pipeline.acquire(zero)
     # q read into registers once: with q from a descriptor every score product would read
-    # both operands from shared memory, at the limit of its bandwidth.
-    if depth <= REGISTER_Q_DEPTH:
+    # both operands from shared memory, at the limit of its bandwidth (KeyBlocking).
+    if blocking.q_in_registers:
         q_fragments = a_fragments(k, n_major_target(k, tiles.q, rows_per_block), k.add(warp_row, lane_row), lane_column, depth)
-    else:  # a deeper q stays there: this warpgroup's 64 rows of each of its 128-row strips
+    else:  # q stays there: this warpgroup's 64 rows of each of its 128-row strips
         q_fragments = warpgroup_rows(k, tiles.q)
     s = wait_for_products(k, 0, scores_of(zero))
     minus_infinity, nothing = constant(k, float("-inf")), constant(k, 0.0)
