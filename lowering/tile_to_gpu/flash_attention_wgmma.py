@@ -181,10 +181,11 @@ class WarpgroupFlashLowering(FlashAttentionLowering):
         self.query_rows = query_rows(kernel)
         self.consumers = WARPGROUP * self.query_rows // QUERIES
         head_strips = tuple(map(strips, heads(kernel)))
-        # Mapped kernels take 128-key blocks (key_blocking, with a producer).
+        # The maps' boxes are the key blocks the kernel takes beside a producer.
+        with_producer = key_blocking(self.query_rows, p16, *head_strips, producer=True)
         self.use_tensor_maps = (tensor_maps and self.query_rows == 2 * QUERIES and max(head_strips) <= REGISTER_Q_DEPTH
-                                and mappable_operands(kernel, self.query_rows, WIDE.keys))
-        self.blocking = key_blocking(self.query_rows, p16, *head_strips, producer=self.use_tensor_maps)
+                                and mappable_operands(kernel, self.query_rows, with_producer.keys))
+        self.blocking = with_producer if self.use_tensor_maps else key_blocking(self.query_rows, p16, *head_strips)
         self.block_threads = self.consumers + WARPGROUP * self.use_tensor_maps
         super().__init__(kernel, *options, p16=p16)
 
