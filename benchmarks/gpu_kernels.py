@@ -221,7 +221,7 @@ def main(argv=None) -> int:
                 report("attn", f"bf16 {batch}x{heads}x{seq}x{head}{' causal' if causal else ''}{' p16' if p16 else ''}",
                        s, t, f"strata {flops / s / 1e12:.1f} TFLOP/s, SDPA {flops / t / 1e12:.1f} TFLOP/s")
         for seq, head, causal in [(1024, 64, False), (1024, 64, True), (4096, 64, True), (1024, 128, True), (4096, 128, True),
-                                  (4096, 96, True)]:
+                                  (4096, 96, True), (1024, 256, False), (4096, 192, True), (4096, 256, True)]:
             batch, heads = 2, 8
             shape = (batch, heads, seq, head)
             q, k, v, dout = (rng.standard_normal(shape, dtype=np.float32).astype(ml_dtypes.bfloat16) for _ in range(4))

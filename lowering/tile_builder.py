@@ -69,9 +69,10 @@ class TileCostModel:
     256 per instruction. Taken where k is long and the tiles fill whole waves
     (graph_to_tile/matmul.py, wide_tiles_pay); else matmul_n times matmul_16bit_scale."""
     flash_attention: bool = False
-    """graph.attention of bf16/f16 with head sizes of 16 to 128 (powers of two) as the fused
+    """graph.attention of bf16/f16 with head sizes of 16 to 256 (multiples of 16) as the fused
     kernel marked `tile.flash_attention`, which lower-tile-to-gpu replaces by its own
-    tensor-core kernel (the GPU; flash_attention.py there)."""
+    tensor-core kernel (the GPU; flash_attention.py there), and its gradient as the three
+    kernels marked `tile.flash_attention_grad` (graph_to_tile/attention_grad.py)."""
     fused_attention: bool = True
     """graph.attention as one kernel with an online softmax (attention.py); False: three
     kernels (scores, softmax, values), the GPU's form."""
@@ -84,6 +85,9 @@ class TileCostModel:
     tiles as 16-bit ones (matmul_16bit_scale), k tiles of one 128-byte row, and both operands
     read along k (the instruction takes TF32 operands K-major only): a b along n, or an a
     read along m, is copied once with its last two axes swapped (graph_to_tile/matmul.py)."""
+    flash_grad_head: int = 128
+    """With flash_attention, the largest head of one size for q and v whose gradient takes the
+    flash kernels (expand_attention_grad.flash_grad_shaped; sm_90's warpgroup kernels: 256)."""
 
     def elementwise_tile(self, shape: Sequence[int], element_type: Attribute, tiles: int = 2) -> tuple[int, ...]:
         """A tile shape for `shape`; `tiles` tiles of it (a kernel's loads and results)

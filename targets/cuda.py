@@ -18,6 +18,7 @@ from strata.runtime import cuda as cuda_runtime
 from strata.runtime.cuda import CudaExecutable
 from strata.targets.passes import PipelinePass, register_pipeline, split_spec
 from strata.targets.target import Target, register_target
+from strata.transforms.expand_attention_grad import DEEPEST_FLASH_GRAD_HEAD
 
 DEFAULT_ARCH = "sm_90"
 WARPGROUP_ARCH = "sm_90a"
@@ -57,7 +58,8 @@ class GpuPipelinePass(PipelinePass):
     long and they fill whole waves (matmul_16bit_n=256, matmul_16bit_k=64), and
     lower-tile-to-gpu{warpgroup_mma=true}; the PTX is then for sm_90a
     (H100/H200) only. sm_90's shared memory also holds softmax rows of up to
-    RESIDENT_ROW_BYTES, read once (resident_row_bytes).
+    RESIDENT_ROW_BYTES, read once (resident_row_bytes), and the gradient of attention with
+    one head of up to 256 for q and v takes the flash backward (flash_grad_head).
     strata.compile sets it on such a device."""
     tensor_maps: bool = False
     """The warpgroup flash forward's copies through tensor maps (lower-tile-to-gpu{tensor_maps=true});
@@ -65,10 +67,13 @@ class GpuPipelinePass(PipelinePass):
     for other use leaves it off."""
 
     def steps(self) -> str:
+        deep_grad = [f"flash_grad_head={DEEPEST_FLASH_GRAD_HEAD}"] if self.warpgroup_mma else []
         added = {
+            "expand-attention-grad": deep_grad,
+            "share-attention-lse": deep_grad,
             "lower-graph-to-tile": [
                 "matmul_16bit_k=64", "matmul_16bit_n=256", f"resident_row_bytes={RESIDENT_ROW_BYTES}",
-                *(["matmul_tf32=true"] if self.allow_tf32 else []),
+                *(["matmul_tf32=true"] if self.allow_tf32 else []), *deep_grad,
             ] if self.warpgroup_mma else [],
             "lower-tile-to-gpu": [
                 o for o, wanted in (

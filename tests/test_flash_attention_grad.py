@@ -50,6 +50,14 @@ CASES = {
     "one-key-head-96-f16": ((2, 33, 96), (2, 1, 96), (2, 1, 96), "f16", False),
     "one-key-head-16-causal-bf16": ((1, 5, 16), (1, 1, 16), (1, 1, 16), "bf16", True),
 }
+DEEP_CASES = {
+    # One head past 128 for q and v: on sm_90 stats, dq, dk and dv kernels (dkv split in two),
+    # tiles of 256 columns.
+    "head-256-causal-bf16": ((1, 2, 130, 256), (1, 2, 130, 256), (1, 2, 130, 256), "bf16", True),
+    "head-144-cross-f16": ((1, 70, 144), (1, 150, 144), (1, 150, 144), "f16", False),
+    "head-192-causal-keys-past-queries-bf16": ((2, 40, 192), (2, 100, 192), (2, 100, 192), "bf16", True),
+}
+SHAPES = CASES | DEEP_CASES
 SMALL = ("tiny-3x17x16-causal-bf16", "cross-70x130-v32-bf16", "causal-queries-past-keys-f16",
          "causal-keys-past-queries-bf16", "head-96-v80-cross-f16")  # fmt: skip
 
@@ -72,15 +80,16 @@ def attention_grad(q, k, v, dtype, causal, scale=None) -> str:
 
 
 def inputs(case, seed=5):
-    q, k, v, dtype, _ = CASES[case]
+    q, k, v, dtype, _ = SHAPES[case]
     out = (*q[:-1], v[-1])
     rng = np.random.default_rng(seed)
     return [rng.standard_normal(s, dtype=np.float32).astype(NUMPY_DTYPES[dtype]) for s in (q, k, v, out, out)]
 
 
-def tile_program(text: str):
+def tile_program(text: str, warpgroup_mma: bool = False):
+    """The program as the GPU pipeline (for sm_90: warpgroup_mma) leaves it at the tile level."""
     module = strata.parse_module(text)
-    run_pipeline(module, GpuPipelinePass.STEPS.split(",token-dce")[0])
+    run_pipeline(module, GpuPipelinePass(warpgroup_mma=warpgroup_mma).steps().split(",token-dce")[0])
     return module
 
 
@@ -120,6 +129,26 @@ def test_16_bit_attention_grad_is_three_flash_kernels_without_a_scores_buffer(ca
     assert not any(size >= q[-2] * k[-2] * np.prod(q[:-2]) and size not in operands for size in sizes)
 
 
+@pytest.mark.parametrize("case", list(DEEP_CASES))
+def test_deep_attention_grad_on_sm90_is_four_flash_kernels_without_a_scores_buffer(case):
+    """sm_90's pipeline takes one head past 128 for q and v: stats, dq, and dkv as a dk and a
+    dv kernel over the same key blocks (dv reads neither v nor D); L and D are the only
+    workspaces, no S x S buffer; the other GPUs' pipeline expands it."""
+    q, k, *_ = DEEP_CASES[case]
+    program = tile_program(attention_grad(*DEEP_CASES[case]), warpgroup_mma=True)
+    kernels = [op for op in program.ops if isinstance(op, tile.KernelOp)]
+    assert [kernel.attributes["tile.flash_attention_grad"].data["part"].data for kernel in kernels] == ["stats", "dq", "dk", "dv"]
+    query_blocks, key_blocks = (*q[:-2], -(-q[-2] // 64)), (*q[:-2], -(-k[-2] // 64))
+    assert [kernel.grid_shape() for kernel in kernels] == [query_blocks, query_blocks, key_blocks, key_blocks]
+    assert [len(kernel.body.block.args) for kernel in kernels] == [6, 7, 7, 5]
+    buffers = [op for op in program.walk() if isinstance(op, tile.BufferOp)]
+    workspaces = [b for b in buffers if "tile.workspace" in b.attributes]
+    operands = {int(np.prod(shape)) for shape in DEEP_CASES[case][:3]}
+    sizes = [b.result.type.get_shape()[0] for b in buffers if b not in workspaces]
+    assert len(workspaces) == 2 and not any(size >= q[-2] * k[-2] * np.prod(q[:-2]) and size not in operands for size in sizes)
+    assert "tile.flash_attention_grad" not in str(tile_program(attention_grad(*DEEP_CASES[case])))
+
+
 @pytest.mark.parametrize(
     "q, k, v, dtype",
     [((1, 64, 64), (1, 64, 64), (1, 64, 64), "f32"), ((1, 64, 144), (1, 64, 144), (1, 64, 144), "bf16"),
@@ -132,12 +161,14 @@ def test_other_attention_grad_is_expanded(q, k, v, dtype):
     assert "softmax" in program
 
 
-def flash_bodies_on_the_cpu(text: str, pair: bool = False):
+def flash_bodies_on_the_cpu(text: str, pair: bool = False, deepest: int = 128):
     """The program as the GPU pipeline marks it, run by the CPU: the marked kernels' bodies
-    (`pair`: with the forward's L shared with the gradient, share-attention-lse)."""
-    kept = "expand-attention-grad{keep_flash=true}" + (",share-attention-lse" if pair else "")
+    (`pair`: with the forward's L shared with the gradient, share-attention-lse; `deepest`:
+    flash_grad_head, 256 as on sm_90)."""
+    head = f"flash_grad_head={deepest}"
+    kept = f"expand-attention-grad{{keep_flash=true {head}}}" + (f",share-attention-lse{{{head}}}" if pair else "")
     steps = CpuPipelinePass.STEPS.replace(
-        "lower-graph-to-tile", "lower-graph-to-tile{flash_attention=true fused_attention=false}"
+        "lower-graph-to-tile", f"lower-graph-to-tile{{flash_attention=true fused_attention=false {head}}}"
     ).replace("expand-attention-grad", kept)
     return compile_with_steps(text, steps)
 
@@ -147,7 +178,7 @@ def error_bound(case, args, want, low_terms: float) -> list[np.ndarray]:
     sum of the magnitudes of the terms each result sums (|ds| |k|, |ds|ᵀ |q|, |p|ᵀ |dout|):
     the error of rounding every p and ds to 16 bits (p16), or of f32 sums (otherwise)."""
     q, k, v, out, dout = (a.astype(np.float64) for a in args)
-    *_, dtype, causal = CASES[case]
+    *_, dtype, causal = SHAPES[case]
     scale = 1 / np.sqrt(q.shape[-1])
     scores = q @ np.swapaxes(k, -1, -2) * scale
     if causal:
@@ -180,6 +211,28 @@ def test_flash_grad_kernel_bodies_match_the_reference_on_the_cpu(case):
     args = inputs(case)
     want = strata.interpret(text, *args)
     assert_within(case, args, want, flash_bodies_on_the_cpu(text)(*args), 2.0**-13)
+
+
+@pytest.mark.parametrize("case", list(DEEP_CASES))
+def test_deep_flash_grad_kernel_bodies_match_the_reference_on_the_cpu(case):
+    text = attention_grad(*DEEP_CASES[case])
+    args = inputs(case)
+    want = strata.interpret(text, *args)
+    assert_within(case, args, want, flash_bodies_on_the_cpu(text, deepest=256)(*args), 2.0**-13)
+
+
+def test_deep_flash_grad_kernels_without_the_warpgroup_mma_are_a_clear_error():
+    """Heads past 128 are sm_90's: lowered for mma.sync, the error names the kernel and the
+    heads those kernels take, and a dk or dv part the warpgroup kernels."""
+    module = tile_program(attention_grad(*DEEP_CASES["head-144-cross-f16"]), warpgroup_mma=True)
+    with pytest.raises(StrataError, match=r"@main_attention_grad_stats_0: tile.flash_attention_grad takes .* heads of 16 to 128"):
+        run_pipeline(module, "lower-tile-to-gpu")
+    from strata.lowering.tile_to_gpu.flash_attention_grad import FlashAttentionGradLowering
+
+    module = tile_program(attention_grad(*DEEP_CASES["head-144-cross-f16"]), warpgroup_mma=True)
+    dk = next(op for op in module.ops if isinstance(op, tile.KernelOp) and op.sym_name.data.endswith("_dk_2"))
+    with pytest.raises(StrataError, match=r"@main_attention_grad_dk_2: .* \(got dk; dk and dv are the warpgroup mma kernels\)"):
+        FlashAttentionGradLowering(dk).lower()
 
 
 def test_a_malformed_flash_grad_mark_is_a_clear_error():
@@ -235,10 +288,29 @@ def test_warpgroup_grad_takes_equal_heads_of_32_to_128(case):
             assert "ptx.wgmma" not in kernels[part] and "ptx.mma.sync.aligned.m16n8k16" in kernels[part]
 
 
+@pytest.mark.parametrize("case", list(DEEP_CASES))
+def test_warpgroup_grad_of_deep_heads(case):
+    """Past 128 every score product reads both operands from shared memory (descriptors) over
+    the head's own columns (chains of head / 16); dq's, dk's and dv's sums are 64 x 256
+    products of p or ds from registers; dv runs one score product a block (s, not dp), the
+    others two."""
+    functions = [op for op in lower_for_sm90(attention_grad(*DEEP_CASES[case])).ops if op.name == "func.func"]
+    kernels = {str(f.sym_name.data).split("_")[-2]: str(f) for f in functions if "gpu.kernel" in f.attributes}
+    assert sorted(kernels) == ["dk", "dq", "dv", "stats"]
+    head, element = DEEP_CASES[case][0][-1], DEEP_CASES[case][3]
+    score = f"m64n64k16.f32.{element}.{element}"
+    chains = {part: kernel.count(f"{score}.fresh") for part, kernel in kernels.items()}
+    for part, kernel in kernels.items():
+        assert chains[part] and kernel.count(score) == chains[part] * head // 16 and "ptx.mma.sync" not in kernel
+        sums = [line for line in kernel.splitlines() if ".n_major.a_registers" in line]
+        assert (part == "stats") != bool(sums) and all("m64n256k16" in line for line in sums)
+    assert chains["dk"] == 2 * chains["dv"] and chains["dq"] == 2 * chains["stats"]
+
+
 @needs_ptx_tools
 @pytest.mark.parametrize(
     "case, p16",
-    [(case, False) for case in WARPGROUP_CASES]
+    [(case, False) for case in WARPGROUP_CASES] + [("head-256-causal-bf16", False), ("head-144-cross-f16", True)]
     + [(case, True) for case in ("heads-2x3x128x64-causal-bf16", "head-128-causal-bf16")],
 )
 def test_warpgroup_grad_ptx_is_accepted_by_ptxas(case, p16):
@@ -246,9 +318,9 @@ def test_warpgroup_grad_ptx_is_accepted_by_ptxas(case, p16):
     ptxas also fails on its notices of wgmma serialized or of waits it injects."""
     from strata.lowering.nvvm.translate import module_to_ptx
 
-    ptx = module_to_ptx(lower_for_sm90(attention_grad(*CASES[case]), p16), "sm_90")[1]
+    ptx = module_to_ptx(lower_for_sm90(attention_grad(*SHAPES[case]), p16), "sm_90")[1]
     kernels = ptx.split(".entry")[1:]
-    assert ".target sm_90a" in ptx and len(kernels) == 3
+    assert ".target sm_90a" in ptx and len(kernels) == (4 if SHAPES[case][0][-1] > 128 else 3)
     for kernel in kernels:
         assert "wgmma.mma_async.sync.aligned.m64n64k16" in kernel and kernel.count("bar.sync") == 1
     ptxas(ptx, "sm_90a")
@@ -256,16 +328,16 @@ def test_warpgroup_grad_ptx_is_accepted_by_ptxas(case, p16):
 
 @needs_gpu
 @pytest.mark.parametrize("p16", [False, True], ids=["p-split", "p16"])
-@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("case", list(SHAPES))
 def test_flash_attention_grad_on_gpu(case, p16):
     """Unit normal inputs, scale 1/sqrt(head). Rounding p and ds to 16 bits (p16) makes
     each term of a gradient's sum off by up to 2^-(mantissa+1) of its size; split p (two
     fragments, 16 bits and more) and f32 sums stay within 2^-13 of the terms' magnitudes."""
-    text = attention_grad(*CASES[case])
+    text = attention_grad(*SHAPES[case])
     args = inputs(case)
     want = strata.interpret(text, *args)
     got = strata.compile(text, target="cuda", allow_16bit_attention_p=p16)(*args)
-    mantissa = 10 if CASES[case][3] == "f16" else 7
+    mantissa = 10 if SHAPES[case][3] == "f16" else 7
     assert_within(case, args, want, got, 2.0 ** -(mantissa + 1) if p16 else 2.0**-13)
 
 

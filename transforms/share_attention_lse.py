@@ -19,7 +19,7 @@ The flash backward recomputes each probability as exp(scale · q kᵀ - L) from 
 row's log-sum-exp L. Without the forward's L it first walks every key block once more for
 the softmax's running maxima and sums (a whole q kᵀ product, one of its eight); the
 forward's flash kernel has them at hand and stores L beside out. Only attention the GPU's
-flash kernels take both ways is paired (16-bit, heads in FLASH_GRAD_HEADS): elsewhere the
+flash kernels take both ways is paired (16-bit, flash_grad_shaped): elsewhere the
 forward would compute L for a backward that recomputes its softmax anyway. Gradients that
 already read an lse, and attention used by no such gradient, are left as they are; the
 values computed do not change.
@@ -35,7 +35,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from strata.dialects import graph
-from strata.transforms.expand_attention_grad import FLASH_GRAD_HEADS, empty_attention, flash_shaped
+from strata.transforms.expand_attention_grad import FLASH_GRAD_HEADS, empty_attention, flash_grad_shaped
 
 
 def forward_of(grad: graph.AttentionGradOp) -> graph.AttentionOp | graph.AttentionLseOp | None:
@@ -66,11 +66,15 @@ class ShareAttentionLsePass(ModulePass):
 
     name = "share-attention-lse"
 
+    flash_grad_head: int = FLASH_GRAD_HEADS[-1]
+    """The largest head of one size for q and v the flash backward takes (sm_90: 256)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for grad in [o for o in op.walk() if isinstance(o, graph.AttentionGradOp)]:
             forward = forward_of(grad)
             q, v = grad.q.type, grad.v.type
-            if grad.lse is not None or forward is None or empty_attention(q, v) or not flash_shaped(q, v, FLASH_GRAD_HEADS):
+            taken = flash_grad_shaped(q, v, self.flash_grad_head) and not empty_attention(q, v)
+            if grad.lse is not None or forward is None or not taken:
                 continue
             if isinstance(forward, graph.AttentionOp):
                 forward = with_lse(forward)

@@ -1,6 +1,7 @@
 """graph.attention_grad in `lower-graph-to-tile`. With `flash_attention` (the GPU pipeline),
-16-bit attention with heads in FLASH_GRAD_HEADS read along contiguous rows becomes three kernels
-marked `tile.flash_attention_grad` (part = stats or dots, dq, dkv), which lower-tile-to-gpu
+16-bit attention the flash backward takes (flash_grad_shaped: heads in FLASH_GRAD_HEADS, or
+one head up to the cost model's flash_grad_head) read along contiguous rows becomes three kernels
+marked `tile.flash_attention_grad` (part = stats or dots, dq, dkv; four past 128), which lower-tile-to-gpu
 replaces by its tensor-core kernels (tile_to_gpu/flash_attention_grad.py); their bodies
 here are what they compute, in f32, rounding only the results. Any other attention_grad
 is lowered as its expansion (transforms/expand_attention_grad.py), op by op.
@@ -19,6 +20,11 @@ of BLOCK: a block's tiles read its rows past the queries, which are masked):
 - dkv, one instance per (batch..., BLOCK keys), over the query blocks (causal: from the
   diagonal), everything transposed: pᵀ = exp(sᵀ - Lᵀ), dpᵀ = v doutᵀ,
   dsᵀ = pᵀ (dpᵀ - Dᵀ), dv += pᵀ dout, dk += dsᵀ q; dk · scale.
+
+Heads past SPLIT_HEAD (sm_90 only) split dkv into two kernels of the same instances: dk
+(everything above but dv) and dv (pᵀ from sᵀ and L alone, dv += pᵀ dout: neither v, dpᵀ
+nor D), so that each keeps one [64 x head] sum: dk's and dv's of a head of 256 take 128
+registers a thread each, both together twice what a thread has.
 """
 
 from __future__ import annotations
@@ -49,19 +55,21 @@ from strata.lowering.graph_to_tile.attention import (
 from strata.lowering.graph_to_tile.program import ProgramLowering
 from strata.lowering.scalar_rules import Emitter
 from strata.lowering.tile_builder import KernelBuilder, contiguous_strides, next_power_of_two
-from strata.transforms.expand_attention_grad import FLASH_GRAD_HEADS, empty_attention, expanded, flash_shaped
+from strata.transforms.expand_attention_grad import FLASH_GRAD_HEADS, empty_attention, expanded, flash_grad_shaped
 from strata.transforms.vjp_context import GraphEmitter
 
 BLOCK = STATS_BLOCK
 """Queries (stats, dq) or keys (dkv) per instance; the GPU kernels' block too."""
 MARK = "tile.flash_attention_grad"
+SPLIT_HEAD = FLASH_GRAD_HEADS[-1]
+"""The deepest head whose dk and dv one dkv kernel sums; past it, the dk and dv kernels."""
 
 
 @register_tile_lowering(graph.AttentionGradOp)
 def lower_attention_grad(op: graph.AttentionGradOp, p: ProgramLowering) -> None:
     if (
         p.cost.flash_attention and not empty_attention(op.q.type, op.v.type)
-        and flash_shaped(op.q.type, op.v.type, FLASH_GRAD_HEADS)
+        and flash_grad_shaped(op.q.type, op.v.type, p.cost.flash_grad_head)
         and rows_of_chunks(p, op.operands[:5])
     ):  # fmt: skip
         FlashGradKernels(op, p).lower()
@@ -112,7 +120,11 @@ class FlashGradKernels:
             self.stats_kernel(lse, row_dots)
         dq, dk, dv = (p.new_buffer(value.type) for value in op.results)
         self.dq_kernel(lse, row_dots, dq)
-        self.dkv_kernel(lse, row_dots, dk, dv)
+        if max(self.depth, self.width) <= SPLIT_HEAD:
+            self.key_kernel("dkv", {"lse": lse, "dots": row_dots, "dk": dk, "dv": dv})
+        else:
+            self.key_kernel("dk", {"lse": lse, "dots": row_dots, "dk": dk})
+            self.key_kernel("dv", {"lse": lse, "dv": dv})
         for value, buffer in zip(op.results, (dq, dk, dv)):
             p.bind(value, buffer)
 
@@ -159,11 +171,16 @@ class FlashGradKernels:
 
         return k.map([products, query_ids, key_ids], f32, body)
 
+    def probabilities(self, k: KernelBuilder, scores: SSAValue, lse: SSAValue) -> SSAValue:
+        """p = exp(s - L), L broadcast to the scores' shape."""
+        lse = k.broadcast(lse, scores.type.get_shape())
+        return elementwise(k, [scores, lse], lambda e, a: e(xmath.ExpOp(e(arith.SubfOp(*a)))))
+
     def gradient_terms(self, k: KernelBuilder, scores: SSAValue, lse: SSAValue, d_probabilities: SSAValue,
                        row_dots: SSAValue) -> tuple[SSAValue, SSAValue]:
         """(p, ds) = (exp(s - L), p (dp - D)), L and D broadcast to the scores' shape."""
         shape = scores.type.get_shape()
-        p = elementwise(k, [scores, k.broadcast(lse, shape)], lambda e, a: e(xmath.ExpOp(e(arith.SubfOp(*a)))))
+        p = self.probabilities(k, scores, lse)
         ds = elementwise(
             k, [p, d_probabilities, k.broadcast(row_dots, shape)],
             lambda e, a: e(arith.MulfOp(a[0], e(arith.SubfOp(a[1], a[2])))),
@@ -263,27 +280,38 @@ class FlashGradKernels:
         self.store(k, total, dq_part, at, op.dq, self.scale)
         self.launch(k, buffers, "dq")
 
-    def dkv_kernel(self, lse: SSAValue, row_dots: SSAValue, dk: SSAValue, dv: SSAValue) -> None:
+    def key_kernel(self, part: str, outputs: dict[str, SSAValue]) -> None:
+        """The dkv, dk or dv kernel (the module docstring): per BLOCK keys, over the query
+        blocks, `outputs` its L, D and results by name (ARGUMENTS' order: q, k, v, dout, then these)."""
         op, lead, rows, columns = self.op, self.lead, self.rows, self.columns
-        buffers = [self.p.buffer_of(v) for v in (op.q, op.k, op.v, op.dout)] + [lse, row_dots, dk, dv]
-        k = KernelBuilder(self.p.kernel_name("attention_grad_dkv"), buffers, (*self.batch, -(-self.keys // BLOCK)))
+        inputs = {"q": op.q, "k": op.k, "v": op.v, "dout": op.dout}
+        if part == "dv":
+            del inputs["v"]
+        names = [*inputs, *outputs]
+        buffers = [self.p.buffer_of(v) for v in inputs.values()] + list(outputs.values())
+        k = KernelBuilder(self.p.kernel_name(f"attention_grad_{part}"), buffers, (*self.batch, -(-self.keys // BLOCK)))
         *batch_ids, block = k.program_ids
         zero = k.index(0)
+
+        def partition(name: str, view: TensorViewType, tile_shape: tuple[int, ...]) -> SSAValue:
+            return k.partition(names.index(name), view, (*lead, *tile_shape))
 
         def contiguous(value: SSAValue) -> TensorViewType:
             return TensorViewType(shape_of(value.type), value.type.element_type, contiguous_strides(shape_of(value.type)))
 
-        q_part = k.partition(0, self.operand_view(op.q), (*lead, rows, self.depth_tile))
-        k_part = k.partition(1, self.operand_view(op.k), (*lead, columns, self.depth_tile))
-        v_part = k.partition(2, self.operand_view(op.v), (*lead, columns, self.width_tile))
-        dout_part = k.partition(3, self.operand_view(op.dout), (*lead, rows, self.width_tile))
-        lse_part, dots_part = (k.partition(arg, self.stats_transposed(), (*lead, 1, rows)) for arg in (4, 5))
-        dk_part = k.partition(6, contiguous(op.dk), (*lead, columns, self.depth_tile))
-        dv_part = k.partition(7, contiguous(op.dv), (*lead, columns, self.width_tile))
-        q_t_part = k.partition(0, self.operand_view(op.q, transposed=True), (*lead, self.depth_tile, rows))
-        dout_t_part = k.partition(3, self.operand_view(op.dout, transposed=True), (*lead, self.width_tile, rows))
         at = [*batch_ids, block, zero]
-        keys_tile, values_tile = self.loaded(k, k_part, at), self.loaded(k, v_part, at)
+        keys_tile = self.loaded(k, partition("k", self.operand_view(op.k), (columns, self.depth_tile)), at)
+        q_t_part = partition("q", self.operand_view(op.q, transposed=True), (self.depth_tile, rows))
+        lse_part = partition("lse", self.stats_transposed(), (1, rows))
+        summed = {"dk": (op.q, op.dk, self.depth_tile, self.scale), "dv": (op.dout, op.dv, self.width_tile, 1.0)}
+        summed = {name: summed[name] for name in outputs if name in summed}
+        sum_parts = {name: partition(operand_name, self.operand_view(operand), (rows, width))
+                     for name, (operand, _, width, _) in summed.items()
+                     for operand_name in ["q" if name == "dk" else "dout"]}  # fmt: skip
+        if "dk" in summed:
+            values_tile = self.loaded(k, partition("v", self.operand_view(op.v), (columns, self.width_tile)), at)
+            dout_t_part = partition("dout", self.operand_view(op.dout, transposed=True), (self.width_tile, rows))
+            dots_part = partition("dots", self.stats_transposed(), (1, rows))
         key_origin = k.add(arith.MuliOp(block, k.index(columns))).results[0]
         first = self.first_query_block(k, key_origin)
         query_blocks = k.index(-(-self.queries // rows))
@@ -293,17 +321,21 @@ class FlashGradKernels:
             row_at, column_at = [*batch_ids, query_block, zero], [*batch_ids, zero, query_block]
             s_t = self.scores(k, keys_tile, self.loaded(k, q_t_part, column_at), query_origin, key_origin, transposed=True)
             shape = s_t.type.get_shape()
-            dp_t = k.add(tile.MmaOp(values_tile, self.loaded(k, dout_t_part, column_at), k.fill(0.0, shape, f32))).results[0]
-            p_t, ds_t = self.gradient_terms(k, s_t, k.load(lse_part, column_at), dp_t, k.load(dots_part, column_at))
-            dv_sum = k.add(tile.MmaOp(p_t, self.loaded(k, dout_part, row_at), state[1])).results[0]
-            dk_sum = k.add(tile.MmaOp(ds_t, self.loaded(k, q_part, row_at), state[0])).results[0]
-            return [dk_sum, dv_sum]
+            terms = {}
+            if "dk" in summed:
+                dp_t = k.add(tile.MmaOp(values_tile, self.loaded(k, dout_t_part, column_at), k.fill(0.0, shape, f32))).results[0]
+                terms["dv"], terms["dk"] = self.gradient_terms(k, s_t, k.load(lse_part, column_at), dp_t,
+                                                               k.load(dots_part, column_at))
+            else:
+                terms["dv"] = self.probabilities(k, s_t, k.load(lse_part, column_at))
+            return [k.add(tile.MmaOp(terms[name], self.loaded(k, sum_parts[name], row_at), total)).results[0]
+                    for name, total in zip(summed, state)]  # fmt: skip
 
-        zeros = [k.fill(0.0, (*lead, columns, self.depth_tile), f32), k.fill(0.0, (*lead, columns, self.width_tile), f32)]
-        dk_sum, dv_sum = k.loop(query_blocks, zeros, step, start=first)
-        self.store(k, dk_sum, dk_part, at, op.dk, self.scale)
-        self.store(k, dv_sum, dv_part, at, op.dv)
-        self.launch(k, buffers, "dkv")
+        zeros = [k.fill(0.0, (*lead, columns, width), f32) for _, _, width, _ in summed.values()]
+        totals = k.loop(query_blocks, zeros, step, start=first)
+        for (name, (_, result, width, scale)), total in zip(summed.items(), totals):
+            self.store(k, total, partition(name, contiguous(result), (columns, width)), at, result, scale)
+        self.launch(k, buffers, part)
 
     def first_query_block(self, k: KernelBuilder, key_origin: SSAValue) -> SSAValue:
         """The first query block that sees the key block: 0, or (causal) the block of the

@@ -73,12 +73,14 @@ class LowerGraphToTilePass(ModulePass):
     fused_attention: bool = TileCostModel.fused_attention
     resident_row_bytes: int = TileCostModel.resident_row_bytes
     matmul_tf32: bool = TileCostModel.matmul_tf32
+    flash_grad_head: int = TileCostModel.flash_grad_head
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         cost = TileCostModel(
             self.tile_elements, self.matmul_m, self.matmul_n, self.matmul_k, self.dot_k, self.matmul_bytes,
             self.matmul_min_tiles, self.pretranspose_rows, self.matmul_16bit_scale, self.matmul_16bit_k,
             self.matmul_16bit_n, self.flash_attention, self.fused_attention, self.resident_row_bytes, self.matmul_tf32,
+            self.flash_grad_head,
         )
         for function in [f for f in op.ops if is_graph_function(f)]:
             program = lower_function(function, op, cost, place_concat_inputs)

@@ -70,14 +70,19 @@ from strata.support.errors import StrataError
 BLOCK = 64
 """Rows of a kernel's own (resident) tiles: queries in stats and dq, keys in dkv."""
 MAX_HEAD = 128
+"""The largest head of these kernels (sm_90's warpgroup kernels take deeper ones)."""
+DOTS_HEAD = 256
+"""The largest head of the dots part (D alone, any width a row at a time), every GPU."""
 HELD_HEAD = 64
 """The largest head whose resident a fragments stay in registers across the blocks."""
-HEAVIEST_LAST = {"stats": True, "dq": True, "dkv": False}
+HEAVIEST_LAST = {"stats": True, "dq": True, "dkv": False, "dk": False, "dv": False}
 """Causal parts whose blocks differ in work: whether the last block (query blocks: it sees
 every key block) or the first (key blocks: every query block sees it) is the heaviest."""
 ARGUMENTS = {"stats": ("q", "k", "out", "dout", "lse", "dots"), "dots": ("out", "dout", "dots"),
-             "dq": ("q", "k", "v", "dout", "lse", "dots", "dq"), "dkv": ("q", "k", "v", "dout", "lse", "dots", "dk", "dv")}  # fmt: skip
-"""The marked kernels' arguments, as lower-graph-to-tile launches them."""
+             "dq": ("q", "k", "v", "dout", "lse", "dots", "dq"), "dkv": ("q", "k", "v", "dout", "lse", "dots", "dk", "dv"),
+             "dk": ("q", "k", "v", "dout", "lse", "dots", "dk"), "dv": ("q", "k", "dout", "lse", "dv")}  # fmt: skip
+"""The marked kernels' arguments, as lower-graph-to-tile launches them (dk and dv: heads past
+128, the warpgroup kernels only)."""
 
 
 @dataclass(frozen=True)
@@ -109,28 +114,30 @@ class FlashGrad:
             and isinstance(mark.data.get("scale"), FloatAttr) and isinstance(mark.data.get("causal"), IntegerAttr)
         ):  # fmt: skip
             raise StrataError(
-                f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} needs {{part: stats|dots|dq|dkv, scale: f64, causal: "
+                f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} needs {{part: stats|dots|dq|dkv|dk|dv, scale: f64, causal: "
                 "bool} on a kernel of viewed buffers as lower-graph-to-tile writes it"
             )
         part, arguments = marked
         buffers = {name: (lowering.values[arg], view) for name, (arg, view) in arguments.items()}
         grad = FlashGrad(part, buffers, mark.data["scale"].value.data, bool(mark.data["causal"].value.data), lowering.p16)
-        if not grad.fits(kernel.grid_shape()):
+        deepest = DOTS_HEAD if part == "dots" else lowering.deepest_head
+        if part not in lowering.parts or not grad.fits(kernel.grid_shape(), deepest):
             raise StrataError(
                 f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} takes one 16-bit type with heads of 16 to "
-                f"{MAX_HEAD} (multiples of 16) and a grid of {BLOCK}-row blocks"
+                f"{deepest} (multiples of 16) and a grid of {BLOCK}-row blocks, part {'|'.join(lowering.parts)} "
+                f"(got {part}{'; dk and dv are the warpgroup mma kernels' if part in ('dk', 'dv') else ''})"
             )
         return grad
 
-    def fits(self, grid: Sequence[int]) -> bool:
+    def fits(self, grid: Sequence[int], deepest: int) -> bool:
         tensors = [view for name, (_, view) in self.buffers.items() if name not in ("lse", "dots")]
         element = tensors[0].element_type
         heads = [self.buffers[name][1].get_shape()[-1] for name in ("q", "k", "dout") if name in self.buffers]
         *batch, _ = self.buffers["dout"][1].get_shape()[:-1]
-        rows = self.keys if self.part == "dkv" else self.queries
+        rows = self.keys if self.part in ("dkv", "dk", "dv") else self.queries
         return (
             isinstance(element, BFloat16Type | Float16Type) and all(view.element_type == element for view in tensors)
-            and all(16 <= head <= MAX_HEAD and head % 16 == 0 for head in heads)
+            and all(16 <= head <= deepest and head % 16 == 0 for head in heads)
             and tuple(grid) == (*batch, -(-rows // BLOCK))
         )  # fmt: skip
 
@@ -173,6 +180,11 @@ def row_view(view: TensorViewType) -> TensorViewType:
 class FlashAttentionGradLowering(GpuKernelLowering):
     """A kernel marked `tile.flash_attention_grad`, lowered as the module docstring's kernel
     of its part instead of op by op."""
+
+    deepest_head = MAX_HEAD
+    """The largest head of the stats, dq and dkv kernels this lowering builds."""
+    parts = ("stats", "dots", "dq", "dkv")
+    """The parts it builds."""
 
     def __init__(self, kernel: tile.KernelOp, *options, p16: bool = False):
         super().__init__(kernel, THREADS, *options)
@@ -426,10 +438,10 @@ class Kernel:
         t = self.query_scores(s, block, masked)
         return self.probabilities(t, dp, lambda n: lse[(n % 4) // 2], lambda n: dots[(n % 4) // 2])
 
-    def key_terms(self, s: list[SSAValue], dp: list[SSAValue], block: SSAValue,
+    def key_terms(self, s: list[SSAValue], dp: list[SSAValue] | None, block: SSAValue,
                   masked: bool) -> tuple[list[SSAValue], list[SSAValue]]:
         """(pᵀ, dsᵀ) of this warp's keys and query block `block` from s = k qᵀ and dp = v doutᵀ,
-        with L and D of each query column."""
+        with L and D of each query column; without dp, (pᵀ, []) from L alone."""
         k = self.k
         log2e, scale = constant(k, LOG2_E), constant(k, self.grad.scale * LOG2_E)
         t = [k.emit(arith.MulfOp(value, scale)) for value in s]
@@ -444,14 +456,17 @@ class Kernel:
             last_query = k.index(self.grad.queries - 1)
             columns = [k.emit(arith.MinUIOp(column, last_query)) for column in columns]
         lse = {n: k.emit(arith.MulfOp(self.stat("lse", columns[n]), log2e)) for n in range(len(t)) if n % 4 < 2}
-        dots = {n: self.stat("dots", columns[n]) for n in range(len(t)) if n % 4 < 2}
+        dots = {n: self.stat("dots", columns[n]) for n in range(len(t)) if n % 4 < 2 and dp is not None}
         return self.probabilities(t, dp, lambda n: lse[n - n % 4 + n % 2], lambda n: dots[n - n % 4 + n % 2])
 
-    def probabilities(self, t: list[SSAValue], dp: list[SSAValue], lse: Callable[[int], SSAValue],
+    def probabilities(self, t: list[SSAValue], dp: list[SSAValue] | None, lse: Callable[[int], SSAValue],
                       dots: Callable[[int], SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
-        """(p, ds) = (2^(t - L log2 e), p (dp - D)) with L and D of register n's row or column."""
+        """(p, ds) = (2^(t - L log2 e), p (dp - D)) with L and D of register n's row or column
+        (no dp: ds is [])."""
         k = self.k
         p = [exp2(k, k.emit(arith.SubfOp(value, lse(n)))) for n, value in enumerate(t)]
+        if dp is None:
+            return p, []
         ds = [k.emit(arith.MulfOp(p[n], k.emit(arith.SubfOp(dp[n], dots(n))))) for n in range(len(t))]
         return p, ds
 

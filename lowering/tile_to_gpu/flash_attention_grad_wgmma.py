@@ -1,7 +1,7 @@
 """graph.attention_grad's kernels on sm_90's warpgroup tensor cores (`wgmma.mma_async`).
 
 `lower-tile-to-gpu{warpgroup_mma=true}` lowers the marked stats, dq and dkv kernels
-(flash_attention_grad.py) here when every head is the same, 32 to 128 (takes): the same blocks
+(flash_attention_grad.py) here when every head is the same, 32 to 256 (takes): the same blocks
 (one warpgroup of 4 warps per 64 resident rows, warp w owning rows 16w .. 16w + 15), the
 same score arithmetic and stores, with each product a warpgroup instruction over the
 block's 64 rows instead of four warps' mma.sync. dq and dkv have the forward's shape (its
@@ -32,6 +32,12 @@ registers). p and ds enter as one 16-bit fragment with `attention_p16`, else as 
 low fragments (flash_blocks.p_fragments). The stats kernel (L and D, where the forward's L is not
 shared) runs its score products here too, s = q kᵀ through the online softmax without
 p v; the dots kernel and other heads keep the mma.sync kernels.
+
+Heads past 128 keep tiles of 256 columns (tile_columns) and one block an SM (dq: two
+resident and two stages of two streamed [64 x 256] tiles, 192 KiB). dq's [64 x 256] sum
+takes 128 registers a thread, s and dp 64, which fits; dk's and dv's together would take
+256, so dkv is two kernels (graph_to_tile/attention_grad.py): dk, as dkv without dv, and dv
+(resident k; streamed q and dout): pᵀ from sᵀ = k qᵀ and L alone, dv += pᵀ dout.
 """
 
 from __future__ import annotations
@@ -49,12 +55,13 @@ from strata.lowering.tile_to_gpu.flash_attention_grad import (
     Kernel,
     marked_arguments,
 )
-from strata.lowering.tile_to_gpu.flash_attention_wgmma import REGISTER_Q_DEPTH, SMALLEST_HEAD, strips
+from strata.lowering.tile_to_gpu.flash_attention_wgmma import SMALLEST_HEAD, strips
 from strata.lowering.tile_to_gpu.flash_blocks import a_fragments, block_loop, constant, online_softmax_rows
 from strata.lowering.tile_to_gpu.flash_wgmma_products import packed_p, score_products, value_products
 from strata.lowering.tile_to_gpu.stage_barriers import StagePipeline, barrier_bytes
 from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies
 from strata.lowering.tile_to_gpu.warpgroup_loop import atom_aligned_buffer, n_major_target, wait_for_products
+from strata.transforms.expand_attention_grad import DEEPEST_FLASH_GRAD_HEAD
 
 HELD_HEAD = 64
 """The largest head whose resident operands' a fragments are held in registers; past it the
@@ -78,8 +85,8 @@ class Staging:
     ahead: int
 
 
-STAGING = {64: Staging(4, 3), 128: Staging(2, 1)}
-"""The staging of a head's strips (64 or 128 columns)."""
+STAGING = {64: Staging(4, 3), 128: Staging(2, 1), 256: Staging(2, 1)}
+"""The staging of a head's strips (64, 128 or 256 columns; 256: one block an SM)."""
 ResidentA = list[list[SSAValue]] | SSAValue
 """A resident tile as the a operand of score products: its a fragments, or its shared address."""
 Step = Callable[[SSAValue, list[SSAValue], list[ResidentA], list[SSAValue], bool], list[SSAValue]]
@@ -87,22 +94,25 @@ Step = Callable[[SSAValue, list[SSAValue], list[ResidentA], list[SSAValue], bool
 
 
 def takes(kernel: tile.KernelOp) -> bool:
-    """Whether a marked kernel is a stats, dq or dkv kernel whose heads are all the same, from
-    the forward's SMALLEST_HEAD to 128 (in strips of 64 or 128 columns, as the forward
+    """Whether a marked kernel is a stats, dq, dkv, dk or dv kernel whose heads are all the
+    same, from the forward's SMALLEST_HEAD to 256 (in strips of 64 to 256 columns, as the forward
     keeps them: the score products step over the head's own columns, the sums' products
     run on whole strips of their b operand, whose padding the copies write as zeros).
     Measured on an H200 (2 x 8 x 4096 causal with L, ms, the mma.sync kernels against
     these; p16): head 48 0.369 / 0.281, 80 0.597 / 0.426, 96 0.698 / 0.450, 112 not causal
     1.559 / 0.876."""
     marked = marked_arguments(kernel)
-    if marked is None or marked[0] not in ("stats", "dq", "dkv"):
+    if marked is None or marked[0] not in ("stats", "dq", "dkv", "dk", "dv"):
         return False
     heads = {view.get_shape()[-1] for name, (_, view) in marked[1].items() if name not in ("lse", "dots")}
-    return len(heads) == 1 and SMALLEST_HEAD <= min(heads) <= REGISTER_Q_DEPTH
+    return len(heads) == 1 and SMALLEST_HEAD <= min(heads) <= DEEPEST_FLASH_GRAD_HEAD
 
 
 class WarpgroupFlashGradLowering(FlashAttentionGradLowering):
-    """A marked stats, dq or dkv kernel (takes) lowered as the module docstring's kernel."""
+    """A marked stats, dq, dkv, dk or dv kernel (takes) lowered as the module docstring's kernel."""
+
+    deepest_head = DEEPEST_FLASH_GRAD_HEAD
+    parts = (*FlashAttentionGradLowering.parts, "dk", "dv")
 
     def lower_body(self) -> None:
         self.warpgroup_mma_used = True
@@ -114,11 +124,14 @@ class WarpgroupKernel(Kernel):
     arithmetic are the mma.sync kernel's (a wgmma accumulator repeats its fragments)."""
 
     def emit(self) -> None:
-        {"stats": self.stats, "dq": self.dq, "dkv": self.dkv}[self.grad.part]()
+        part = self.grad.part
+        {"stats": self.stats, "dq": self.dq, "dkv": self.keys_part, "dk": self.keys_part, "dv": self.keys_part}[part]()
 
     def tile_columns(self) -> int:
-        """The head in whole strips (the copies write the chunks past it as zeros)."""
-        return strips(self.head)
+        """The head in whole strips (the copies write the chunks past it as zeros); past 128,
+        four. Measured with ptxas (dkv, 2 x 90 x 192 causal): three-strip tiles, whose copies
+        take 24 chunks a row, left the kernel spilling 436 bytes, in its loop; four, 88."""
+        return strips(self.head) if self.head <= 128 else DEEPEST_FLASH_GRAD_HEAD
 
     def streamed_rows(self) -> int:
         """Streamed blocks of BLOCK rows at every head (the stages fit sm_90's shared memory)."""
@@ -230,28 +243,35 @@ class WarpgroupKernel(Kernel):
         sums = self.pipelined(("q", "dout"), ("k", "v"), zero, key_blocks, ranges, sums, step)
         self.store("dq", sums[: self.head // 2], grad.scale, grad.queries)
 
-    def dkv(self) -> None:
+    def keys_part(self) -> None:
+        """dkv, dk or dv: the sums of this block's keys over the query blocks (from the
+        diagonal when causal), dk += dsᵀ q and dv += pᵀ dout, or one of them."""
         k, grad = self.k, self.grad
         query_blocks = self.blocks(grad.queries)
         first, diagonal_end = k.index(0), None
         if grad.causal:  # from the first query block that sees this block's first key
             first = k.emit(arith.MinUIOp(self.block, query_blocks))
             diagonal_end = k.emit(arith.MinUIOp(k.add(first, k.index(1)), query_blocks))
-        half = self.tile_columns() // 2
+        summed = {"dkv": ("dk", "dv"), "dk": ("dk",), "dv": ("dv",)}[grad.part]
+        columns = self.tile_columns()
 
         def step(block: SSAValue, tiles: list[SSAValue], fragments, sums: list[SSAValue], masked: bool) -> list[SSAValue]:
-            s, dp = self.square_products(fragments, tiles)
-            p, ds = (packed_p(k, self.element, grad.p16, terms) for terms in self.key_terms(s, dp, block, masked))
-            dk = value_products(k, self.element, ds, tiles[0], 2 * half, BLOCK, sums[:half])
-            dv = value_products(k, self.element, p, tiles[1], 2 * half, BLOCK, sums[half:])
-            return wait_for_products(k, 0, [*dk, *dv])
+            scores = self.square_products(fragments, tiles)
+            terms = self.key_terms(scores[0], scores[1] if "dk" in summed else None, block, masked)
+            p, ds = (packed_p(k, self.element, grad.p16, values) for values in terms)
+            a_words, b_tiles = {"dk": ds, "dv": p}, {"dk": tiles[0], "dv": tiles[1]}
+            per_sum = len(sums) // len(summed)
+            issued = [value_products(k, self.element, a_words[name], b_tiles[name], columns, BLOCK,
+                                     sums[n * per_sum: (n + 1) * per_sum]) for n, name in enumerate(summed)]
+            return wait_for_products(k, 0, [value for products in issued for value in products])
 
-        sums = [constant(k, 0.0)] * (2 * half)
+        sums = [constant(k, 0.0)] * (len(summed) * columns // 2)
         ranges = self.ranges(first, diagonal_end, grad.queries)
-        sums = self.pipelined(("k", "v"), ("q", "dout"), first, query_blocks, ranges, sums, step)
-        stored = self.head // 2  # the sums' first head / 2 registers are the head's columns
-        self.store("dk", sums[:stored], grad.scale, grad.keys)
-        self.store("dv", sums[half: half + stored], 1.0, grad.keys)
+        residents = ("k", "v") if "dk" in summed else ("k",)
+        sums = self.pipelined(residents, ("q", "dout"), first, query_blocks, ranges, sums, step)
+        for n, name in enumerate(summed):  # each sum's first head / 2 registers are the head's columns
+            self.store(name, sums[n * columns // 2: n * columns // 2 + self.head // 2], grad.scale if name == "dk" else 1.0,
+                       grad.keys)
 
 
 def operand_rows(operand: Operand) -> int:

@@ -11,8 +11,8 @@
 // CHECK-DAG:   {{^  }}token-dce {{ +}}Remove unused tokens and redundant joins.
 // CHECK-DAG:   {{^  }}dedupe-kernels {{ +}}Merge kernels identical but for their name into one, launches renamed.
 // CHECK-DAG:   {{^  }}verify-memory-plan {{ +}}Fail if any program's recorded plan is unsafe.
-// CHECK-DAG:   {{^  }}expand-attention-grad{keep_flash: bool = false, widen_16bit: bool = true} {{ +}}Spells out graph.attention_grad in matmuls, a softmax and elementwise ops: every one, or (keep_flash) all but those the GPU's flash-attention backward takes.
-// CHECK-DAG:   {{^  }}share-attention-lse {{ +}}Gives each flash-shaped graph.attention_grad its forward's log-sum-exp (the module docstring).
+// CHECK-DAG:   {{^  }}expand-attention-grad{keep_flash: bool = false, flash_grad_head: int = 128, widen_16bit: bool = true} {{ +}}Spells out graph.attention_grad in matmuls, a softmax and elementwise ops: every one, or (keep_flash) all but those the GPU's flash-attention backward takes.
+// CHECK-DAG:   {{^  }}share-attention-lse{flash_grad_head: int = 128} {{ +}}Gives each flash-shaped graph.attention_grad its forward's log-sum-exp (the module docstring).
 // CHECK-LABEL: Strata pipelines
 // CHECK-DAG:   {{^  }}cpu-pipeline{fusion: bool = true} {{.*}} Steps: lower-vsla-to-graph, expand-attention-grad, fuse-patterns, canonicalize, cse, fuse-elementwise, lower-graph-to-tile, token-dce, dedupe-kernels, lower-tile-to-loops, expand-math, plan-memory, verify-memory-plan.
 // CHECK-DAG:   {{^  }}gpu-pipeline{fusion: bool = true, allow_tf32: bool = false, allow_16bit_attention_p: bool = false, warpgroup_mma: bool = false, tensor_maps: bool = false} {{.*}} Steps: lower-vsla-to-graph, expand-attention-grad, share-attention-lse, fuse-patterns, {{.*}}token-dce, dedupe-kernels, lower-tile-to-gpu, plan-memory, verify-memory-plan.

@@ -1,5 +1,6 @@
 // RUN: strata-opt %s -p expand-attention-grad | filecheck %s
 // RUN: strata-opt %s -p "expand-attention-grad{keep_flash=true widen_16bit=false}" | filecheck %s --check-prefix=FLASH
+// RUN: strata-opt %s -p "expand-attention-grad{keep_flash=true widen_16bit=false flash_grad_head=256}" | filecheck %s --check-prefix=DEEP
 //
 // expand-attention-grad: every graph.attention_grad becomes q kᵀ (scaled), a softmax
 // (masked above the diagonal first when causal), dP = dout vᵀ, D = rowsum(dout ∘ out),
@@ -9,7 +10,8 @@
 // widen_16bit=false (the GPU pipeline) the 16-bit ones whose q/k and v head sizes are
 // multiples of 16 up to 128 (alike or not) stay for the flash-attention backward kernels;
 // f32 ones and heads past 128 are expanded, the 16-bit ones in their own type (tensor-core
-// matmuls).
+// matmuls). With flash_grad_head=256 too (sm_90) head 144 stays, one head for q and v;
+// head 64 for q and 144 for v is still expanded.
 
 func.func @plain(%q: tensor<8x4xf32>, %k: tensor<8x4xf32>, %v: tensor<8x4xf32>, %o: tensor<8x4xf32>, %do: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
   %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {scale = 5.000000e-01 : f64, causal = false} : (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>)
@@ -39,6 +41,11 @@ func.func @bf16_head144(%q: tensor<64x144xbf16>, %k: tensor<64x144xbf16>, %v: te
 func.func @bf16_v128(%q: tensor<64x64xbf16>, %k: tensor<64x64xbf16>, %v: tensor<64x128xbf16>, %o: tensor<64x128xbf16>, %do: tensor<64x128xbf16>) -> (tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x128xbf16>) {
   %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {scale = 1.250000e-01 : f64} : (tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>) -> (tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x128xbf16>)
   func.return %dq, %dk, %dv : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x128xbf16>
+}
+
+func.func @bf16_v144(%q: tensor<64x64xbf16>, %k: tensor<64x64xbf16>, %v: tensor<64x144xbf16>, %o: tensor<64x144xbf16>, %do: tensor<64x144xbf16>) -> (tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x144xbf16>) {
+  %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {scale = 1.250000e-01 : f64} : (tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>) -> (tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x144xbf16>)
+  func.return %dq, %dk, %dv : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x144xbf16>
 }
 
 func.func @f32_head64(%q: tensor<64x64xf32>, %k: tensor<64x64xf32>, %v: tensor<64x64xf32>, %o: tensor<64x64xf32>, %do: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) {
@@ -99,6 +106,9 @@ func.func @f32_head64(%q: tensor<64x64xf32>, %k: tensor<64x64xf32>, %v: tensor<6
 // CHECK-LABEL: func.func @bf16_v128
 // CHECK-NOT:     graph.attention_grad
 // CHECK:         graph.softmax
+// CHECK-LABEL: func.func @bf16_v144
+// CHECK-NOT:     graph.attention_grad
+// CHECK:         graph.softmax
 // CHECK-LABEL: func.func @f32_head64
 // CHECK-NOT:     graph.attention_grad
 // CHECK:         graph.softmax
@@ -134,6 +144,21 @@ func.func @f32_head64(%q: tensor<64x64xf32>, %k: tensor<64x64xf32>, %v: tensor<6
 // FLASH-LABEL: func.func @bf16_v128
 // FLASH-NEXT:    %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {{.*}} -> (tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x128xbf16>)
 // FLASH-NEXT:    func.return %dq, %dk, %dv
+// FLASH-LABEL: func.func @bf16_v144
+// FLASH-NOT:     graph.attention_grad
+// FLASH:         graph.softmax
+
+// flash_grad_head=256: head 144 stays (q and v alike); q/k head 64 with v head 144 does not.
+// DEEP-LABEL: func.func @bf16_head144
+// DEEP-NEXT:    %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {{.*}} -> (tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>)
+// DEEP-NEXT:    func.return %dq, %dk, %dv
+// DEEP-LABEL: func.func @bf16_v128
+// DEEP-NEXT:    graph.attention_grad
+// DEEP-LABEL: func.func @bf16_v144
+// DEEP-NOT:     graph.attention_grad
+// DEEP:         graph.softmax
+// DEEP-LABEL: func.func @f32_head64
+// DEEP-NOT:     graph.attention_grad
 
 // f32 with head 64: expanded.
 // FLASH-LABEL: func.func @f32_head64

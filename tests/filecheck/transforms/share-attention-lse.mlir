@@ -1,11 +1,13 @@
 // RUN: strata-opt %s -p share-attention-lse | filecheck %s
 // RUN: strata-opt %s -p gpu-pipeline | filecheck %s --check-prefix=GPU
+// RUN: strata-opt %s -p "share-attention-lse{flash_grad_head=256}" | filecheck %s --check-prefix=DEEP
 //
 // share-attention-lse: a graph.attention whose output a graph.attention_grad of the same
 // q, k, v and parameters reads becomes graph.attention_lse (out, lse), and the gradient
 // reads lse; a second gradient of the same attention reads the same lse. Only 16-bit
-// attention with heads the flash backward takes (multiples of 16 up to 128) is paired:
-// f32, head 144, a gradient of another attention's output (other parameters) and a
+// attention with heads the flash backward takes (multiples of 16 up to 128, or with
+// flash_grad_head=256 as on sm_90, one head for q and v up to 256) is paired: f32, head
+// 144 (by default), a gradient of another attention's output (other parameters) and a
 // gradient already reading an lse are left as they are, and so is attention no gradient reads.
 
 // CHECK-LABEL: func.func @paired
@@ -37,10 +39,14 @@ func.func @f32_not_paired(%q: tensor<64x64xf32>) -> tensor<64x64xf32> {
   func.return %dq : tensor<64x64xf32>
 }
 
-// CHECK-LABEL: func.func @head_144_not_paired
+// CHECK-LABEL: func.func @head_144
 // CHECK-NEXT:  %o = graph.attention %q, %q, %q
 // CHECK-NEXT:  graph.attention_grad %q, %q, %q, %o, %o {scale
-func.func @head_144_not_paired(%q: tensor<64x144xbf16>) -> tensor<64x144xbf16> {
+// DEEP-LABEL:  func.func @head_144
+// DEEP-NEXT:   %o, %o_lse = graph.attention_lse %q, %q, %q
+// DEEP-NEXT:   graph.attention_grad %q, %q, %q, %o, %o lse %o_lse {scale
+// DEEP-LABEL:  func.func @other_parameters_not_paired
+func.func @head_144(%q: tensor<64x144xbf16>) -> tensor<64x144xbf16> {
   %o = graph.attention %q, %q, %q {scale = 1.250000e-01 : f64} : (tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>) -> tensor<64x144xbf16>
   %dq, %dk, %dv = graph.attention_grad %q, %q, %q, %o, %o {scale = 1.250000e-01 : f64} : (tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>) -> (tensor<64x144xbf16>, tensor<64x144xbf16>, tensor<64x144xbf16>)
   func.return %dq : tensor<64x144xbf16>
