@@ -59,7 +59,7 @@ class GpuPipelinePass(PipelinePass):
     lower-tile-to-gpu{warpgroup_mma=true}; the PTX is then for sm_90a
     (H100/H200) only. sm_90's shared memory also holds softmax rows of up to
     RESIDENT_ROW_BYTES, read once (resident_row_bytes), and the gradient of attention with
-    one head of up to 256 for q and v takes the flash backward (flash_grad_head).
+    heads of up to 256 takes the flash backward (flash_grad_head).
     strata.compile sets it on such a device."""
     tensor_maps: bool = False
     """The warpgroup flash forward's copies through tensor maps (lower-tile-to-gpu{tensor_maps=true});

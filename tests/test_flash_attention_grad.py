@@ -56,6 +56,9 @@ DEEP_CASES = {
     "head-256-causal-bf16": ((1, 2, 130, 256), (1, 2, 130, 256), (1, 2, 130, 256), "bf16", True),
     "head-144-cross-f16": ((1, 70, 144), (1, 150, 144), (1, 150, 144), "f16", False),
     "head-192-causal-keys-past-queries-bf16": ((2, 40, 192), (2, 100, 192), (2, 100, 192), "bf16", True),
+    # q/k and v heads apart, one past 128 (multi-head latent attention's 192 and 128).
+    "q192-v128-causal-bf16": ((1, 2, 100, 192), (1, 2, 100, 192), (1, 2, 100, 128), "bf16", True),
+    "q64-v256-cross-f16": ((1, 70, 64), (1, 150, 64), (1, 150, 256), "f16", False),
 }
 SHAPES = CASES | DEEP_CASES
 SMALL = ("tiny-3x17x16-causal-bf16", "cross-70x130-v32-bf16", "causal-queries-past-keys-f16",
@@ -131,13 +134,14 @@ def test_16_bit_attention_grad_is_three_flash_kernels_without_a_scores_buffer(ca
 
 @pytest.mark.parametrize("case", list(DEEP_CASES))
 def test_deep_attention_grad_on_sm90_is_four_flash_kernels_without_a_scores_buffer(case):
-    """sm_90's pipeline takes one head past 128 for q and v: stats, dq, and dkv as a dk and a
+    """sm_90's pipeline takes heads past 128 (up to 256): stats, dq, and dkv as a dk and a
     dv kernel over the same key blocks (dv reads neither v nor D); L and D are the only
     workspaces, no S x S buffer; the other GPUs' pipeline expands it."""
     q, k, *_ = DEEP_CASES[case]
     program = tile_program(attention_grad(*DEEP_CASES[case]), warpgroup_mma=True)
     kernels = [op for op in program.ops if isinstance(op, tile.KernelOp)]
-    assert [kernel.attributes["tile.flash_attention_grad"].data["part"].data for kernel in kernels] == ["stats", "dq", "dk", "dv"]
+    parts = [kernel.attributes["tile.flash_attention_grad"].data["part"].data for kernel in kernels]
+    assert parts == ["stats", "dq", "dk", "dv"]
     query_blocks, key_blocks = (*q[:-2], -(-q[-2] // 64)), (*q[:-2], -(-k[-2] // 64))
     assert [kernel.grid_shape() for kernel in kernels] == [query_blocks, query_blocks, key_blocks, key_blocks]
     assert [len(kernel.body.block.args) for kernel in kernels] == [6, 7, 7, 5]
@@ -145,7 +149,8 @@ def test_deep_attention_grad_on_sm90_is_four_flash_kernels_without_a_scores_buff
     workspaces = [b for b in buffers if "tile.workspace" in b.attributes]
     operands = {int(np.prod(shape)) for shape in DEEP_CASES[case][:3]}
     sizes = [b.result.type.get_shape()[0] for b in buffers if b not in workspaces]
-    assert len(workspaces) == 2 and not any(size >= q[-2] * k[-2] * np.prod(q[:-2]) and size not in operands for size in sizes)
+    scores = q[-2] * k[-2] * np.prod(q[:-2])
+    assert len(workspaces) == 2 and not any(size >= scores and size not in operands for size in sizes)
     assert "tile.flash_attention_grad" not in str(tile_program(attention_grad(*DEEP_CASES[case])))
 
 
@@ -225,13 +230,13 @@ def test_deep_flash_grad_kernels_without_the_warpgroup_mma_are_a_clear_error():
     """Heads past 128 are sm_90's: lowered for mma.sync, the error names the kernel and the
     heads those kernels take, and a dk or dv part the warpgroup kernels."""
     module = tile_program(attention_grad(*DEEP_CASES["head-144-cross-f16"]), warpgroup_mma=True)
-    with pytest.raises(StrataError, match=r"@main_attention_grad_stats_0: tile.flash_attention_grad takes .* heads of 16 to 128"):
+    with pytest.raises(StrataError, match=r"_stats_0: tile.flash_attention_grad takes .* heads of 16 to 128"):
         run_pipeline(module, "lower-tile-to-gpu")
     from strata.lowering.tile_to_gpu.flash_attention_grad import FlashAttentionGradLowering
 
     module = tile_program(attention_grad(*DEEP_CASES["head-144-cross-f16"]), warpgroup_mma=True)
     dk = next(op for op in module.ops if isinstance(op, tile.KernelOp) and op.sym_name.data.endswith("_dk_2"))
-    with pytest.raises(StrataError, match=r"@main_attention_grad_dk_2: .* \(got dk; dk and dv are the warpgroup mma kernels\)"):
+    with pytest.raises(StrataError, match=r"_dk_2: .* \(got dk; dk and dv are the warpgroup mma kernels\)"):
         FlashAttentionGradLowering(dk).lower()
 
 
@@ -291,17 +296,18 @@ def test_warpgroup_grad_takes_equal_heads_of_32_to_128(case):
 @pytest.mark.parametrize("case", list(DEEP_CASES))
 def test_warpgroup_grad_of_deep_heads(case):
     """Past 128 every score product reads both operands from shared memory (descriptors) over
-    the head's own columns (chains of head / 16); dq's, dk's and dv's sums are 64 x 256
+    its operands' own head (chains of head / 16); dq's, dk's and dv's sums are 64 x 256
     products of p or ds from registers; dv runs one score product a block (s, not dp), the
     others two."""
     functions = [op for op in lower_for_sm90(attention_grad(*DEEP_CASES[case])).ops if op.name == "func.func"]
     kernels = {str(f.sym_name.data).split("_")[-2]: str(f) for f in functions if "gpu.kernel" in f.attributes}
     assert sorted(kernels) == ["dk", "dq", "dv", "stats"]
-    head, element = DEEP_CASES[case][0][-1], DEEP_CASES[case][3]
+    (*_, depth), _, (*_, width), element, _ = DEEP_CASES[case]
     score = f"m64n64k16.f32.{element}.{element}"
     chains = {part: kernel.count(f"{score}.fresh") for part, kernel in kernels.items()}
-    for part, kernel in kernels.items():
-        assert chains[part] and kernel.count(score) == chains[part] * head // 16 and "ptx.mma.sync" not in kernel
+    for part, kernel in kernels.items():  # q kᵀ chains, and as many dout vᵀ ones in dq and dk
+        steps = chains[part] * depth // 16 if part in ("stats", "dv") else chains[part] // 2 * (depth + width) // 16
+        assert chains[part] and kernel.count(score) == steps and "ptx.mma.sync" not in kernel
         sums = [line for line in kernel.splitlines() if ".n_major.a_registers" in line]
         assert (part == "stats") != bool(sums) and all("m64n256k16" in line for line in sums)
     assert chains["dk"] == 2 * chains["dv"] and chains["dq"] == 2 * chains["stats"]
@@ -310,7 +316,8 @@ def test_warpgroup_grad_of_deep_heads(case):
 @needs_ptx_tools
 @pytest.mark.parametrize(
     "case, p16",
-    [(case, False) for case in WARPGROUP_CASES] + [("head-256-causal-bf16", False), ("head-144-cross-f16", True)]
+    [(case, False) for case in WARPGROUP_CASES]
+    + [("head-256-causal-bf16", False), ("head-144-cross-f16", True), ("q192-v128-causal-bf16", False)]
     + [(case, True) for case in ("heads-2x3x128x64-causal-bf16", "head-128-causal-bf16")],
 )
 def test_warpgroup_grad_ptx_is_accepted_by_ptxas(case, p16):

@@ -25,8 +25,8 @@ are recomputed, never saved by the forward; where the op reads the forward's log
 (`lse`), %p is exp(%s - lse) instead of the softmax. `expanded_lse` spells out
 graph.attention_lse's log-sum-exp likewise, for the targets whose attention kernels do
 not give it. With `keep_flash=true` (the GPU pipeline) the
-op stays where its operands are 16-bit and its head sizes in FLASH_GRAD_HEADS, or (up to
-`flash_grad_head`, 256 on sm_90) where q's and v's heads are the same: the GPU computes
+op stays where its operands are 16-bit and its head sizes in FLASH_GRAD_HEADS, or up to
+`flash_grad_head` (256 on sm_90; flash_grad_shaped): the GPU computes
 those with its flash-attention backward kernels (lowering/graph_to_tile/attention_grad.py);
 the GPU pipeline expands the other 16-bit ones with `widen_16bit=false`, in 16-bit matmuls.
 """
@@ -57,9 +57,8 @@ FLASH_GRAD_HEADS = tuple(range(16, 129, 16))
 blocks of 32 rows to fit; past 128 two resident [64 x head] tiles leave too little of the
 96 KiB a block may have there for the streamed ones)."""
 DEEPEST_FLASH_GRAD_HEAD = 256
-"""The largest head sm_90's warpgroup backward kernels take, where q's and v's heads are the
-same: with 227 KiB a block, each dq or dkv block keeping the sums of 128 of the head's
-columns (graph_to_tile/attention_grad.py: column parts)."""
+"""The largest head sm_90's warpgroup backward kernels take (227 KiB of shared memory a
+block; past 128, dkv split into a dk and a dv kernel: graph_to_tile/attention_grad.py)."""
 
 
 def empty_attention(q: TensorType, v: TensorType) -> bool:
@@ -79,9 +78,8 @@ def flash_shaped(q: TensorType, v: TensorType, heads: tuple[int, ...] = FLASH_HE
 
 def flash_grad_shaped(q: TensorType, v: TensorType, deepest: int = FLASH_GRAD_HEADS[-1]) -> bool:
     """Whether the GPU's flash backward kernels take attention of these q and v types: heads
-    in FLASH_GRAD_HEADS, or one head for q and v of up to `deepest` (flash_shaped)."""
-    head = shape_of(q)[-1]
-    return flash_shaped(q, v, FLASH_GRAD_HEADS) or (flash_shaped(q, v) and head == shape_of(v)[-1] <= deepest)
+    in FLASH_GRAD_HEADS, or (flash_shaped) none past `deepest`."""
+    return flash_shaped(q, v, FLASH_GRAD_HEADS) or (flash_shaped(q, v) and max(shape_of(q)[-1], shape_of(v)[-1]) <= deepest)
 
 
 def causal_mask(emitter: GraphEmitter, scores: SSAValue) -> SSAValue:
@@ -169,7 +167,7 @@ class ExpandAttentionGradPass(ModulePass):
     keep_flash: bool = False
     """Keep the 16-bit ones the GPU's flash kernels take (flash_grad_shaped)."""
     flash_grad_head: int = FLASH_GRAD_HEADS[-1]
-    """With keep_flash, the largest head kept where q's and v's are the same (sm_90: 256)."""
+    """With keep_flash, the largest head kept (of q/k and of v; sm_90: 256)."""
     widen_16bit: bool = True
     """Expand 16-bit ones in f32 (cast in, gradients rounded once); false: in their 16-bit
     type, for the GPU's 16-bit tensor-core matmuls."""

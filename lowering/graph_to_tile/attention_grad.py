@@ -1,6 +1,6 @@
 """graph.attention_grad in `lower-graph-to-tile`. With `flash_attention` (the GPU pipeline),
 16-bit attention the flash backward takes (flash_grad_shaped: heads in FLASH_GRAD_HEADS, or
-one head up to the cost model's flash_grad_head) read along contiguous rows becomes three kernels
+up to the cost model's flash_grad_head) read along contiguous rows becomes three kernels
 marked `tile.flash_attention_grad` (part = stats or dots, dq, dkv; four past 128), which lower-tile-to-gpu
 replaces by its tensor-core kernels (tile_to_gpu/flash_attention_grad.py); their bodies
 here are what they compute, in f32, rounding only the results. Any other attention_grad
@@ -323,7 +323,8 @@ class FlashGradKernels:
             shape = s_t.type.get_shape()
             terms = {}
             if "dk" in summed:
-                dp_t = k.add(tile.MmaOp(values_tile, self.loaded(k, dout_t_part, column_at), k.fill(0.0, shape, f32))).results[0]
+                dout_t = self.loaded(k, dout_t_part, column_at)
+                dp_t = k.add(tile.MmaOp(values_tile, dout_t, k.fill(0.0, shape, f32))).results[0]
                 terms["dv"], terms["dk"] = self.gradient_terms(k, s_t, k.load(lse_part, column_at), dp_t,
                                                                k.load(dots_part, column_at))
             else:

@@ -1,7 +1,8 @@
 """graph.attention_grad's kernels on sm_90's warpgroup tensor cores (`wgmma.mma_async`).
 
 `lower-tile-to-gpu{warpgroup_mma=true}` lowers the marked stats, dq and dkv kernels
-(flash_attention_grad.py) here when every head is the same, 32 to 256 (takes): the same blocks
+(flash_attention_grad.py) here when every head is the same, 32 to 128, or any up to 256
+past 128 (takes): the same blocks
 (one warpgroup of 4 warps per 64 resident rows, warp w owning rows 16w .. 16w + 15), the
 same score arithmetic and stores, with each product a warpgroup instruction over the
 block's 64 rows instead of four warps' mma.sync. dq and dkv have the forward's shape (its
@@ -37,7 +38,10 @@ Heads past 128 keep tiles of 256 columns (tile_columns) and one block an SM (dq:
 resident and two stages of two streamed [64 x 256] tiles, 192 KiB). dq's [64 x 256] sum
 takes 128 registers a thread, s and dp 64, which fits; dk's and dv's together would take
 256, so dkv is two kernels (graph_to_tile/attention_grad.py): dk, as dkv without dv, and dv
-(resident k; streamed q and dout): pᵀ from sᵀ = k qᵀ and L alone, dv += pᵀ dout.
+(resident k; streamed q and dout): pᵀ from sᵀ = k qᵀ and L alone, dv += pᵀ dout. There q/k
+and v may have different heads (q/k 192 and v 128, as multi-head latent attention has):
+each score product steps over its operands' own head, the sums run over whole tiles (the
+zeros past a smaller head included) and each output stores its own columns.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from xdsl.ir import SSAValue
 from strata.dialects import tile
 from strata.lowering.tile_to_gpu.flash_attention_grad import (
     BLOCK,
+    MAX_HEAD,
     FlashAttentionGradLowering,
     Kernel,
     marked_arguments,
@@ -95,7 +100,8 @@ Step = Callable[[SSAValue, list[SSAValue], list[ResidentA], list[SSAValue], bool
 
 def takes(kernel: tile.KernelOp) -> bool:
     """Whether a marked kernel is a stats, dq, dkv, dk or dv kernel whose heads are all the
-    same, from the forward's SMALLEST_HEAD to 256 (in strips of 64 to 256 columns, as the forward
+    same, from the forward's SMALLEST_HEAD to 128, or any up to 256 past 128 (in strips of 64
+    to 256 columns, as the forward
     keeps them: the score products step over the head's own columns, the sums' products
     run on whole strips of their b operand, whose padding the copies write as zeros).
     Measured on an H200 (2 x 8 x 4096 causal with L, ms, the mma.sync kernels against
@@ -105,7 +111,9 @@ def takes(kernel: tile.KernelOp) -> bool:
     if marked is None or marked[0] not in ("stats", "dq", "dkv", "dk", "dv"):
         return False
     heads = {view.get_shape()[-1] for name, (_, view) in marked[1].items() if name not in ("lse", "dots")}
-    return len(heads) == 1 and SMALLEST_HEAD <= min(heads) <= DEEPEST_FLASH_GRAD_HEAD
+    if max(heads) > MAX_HEAD:  # the mma.sync kernels' limit: any heads, in tiles of the largest
+        return max(heads) <= DEEPEST_FLASH_GRAD_HEAD
+    return len(heads) == 1 and SMALLEST_HEAD <= min(heads)
 
 
 class WarpgroupFlashGradLowering(FlashAttentionGradLowering):
@@ -128,10 +136,10 @@ class WarpgroupKernel(Kernel):
         {"stats": self.stats, "dq": self.dq, "dkv": self.keys_part, "dk": self.keys_part, "dv": self.keys_part}[part]()
 
     def tile_columns(self) -> int:
-        """The head in whole strips (the copies write the chunks past it as zeros); past 128,
-        four. Measured with ptxas (dkv, 2 x 90 x 192 causal): three-strip tiles, whose copies
+        """The largest head in whole strips (the copies write the chunks past an operand's own
+        head as zeros); past 128, four. Measured with ptxas (dkv, 2 x 90 x 192 causal): three-strip tiles, whose copies
         take 24 chunks a row, left the kernel spilling 436 bytes, in its loop; four, 88."""
-        return strips(self.head) if self.head <= 128 else DEEPEST_FLASH_GRAD_HEAD
+        return strips(self.head) if self.head <= MAX_HEAD else DEEPEST_FLASH_GRAD_HEAD
 
     def streamed_rows(self) -> int:
         """Streamed blocks of BLOCK rows at every head (the stages fit sm_90's shared memory)."""
@@ -204,11 +212,18 @@ class WarpgroupKernel(Kernel):
         return [a_fragments(self.k, n_major_target(self.k, tile_base, BLOCK), self.k.add(self.warp_row, self.lane_row),
                             self.lane_column, self.head) for tile_base in tiles]  # fmt: skip
 
-    def square_products(self, residents_a: list[ResidentA], tiles: list[SSAValue]) -> list[list[SSAValue]]:
-        """The [64 x 64] score-like products of each resident (resident_a) with the stage's
-        tile of the same place (resident n with streamed n, transposed), done."""
+    def own_head(self, name: str) -> int:
+        """The head (row length) of an argument."""
+        return self.grad.buffers[name][1].get_shape()[-1]
+
+    def square_products(self, residents_a: list[ResidentA], tiles: list[SSAValue],
+                        residents: tuple[str, ...]) -> list[list[SSAValue]]:
+        """The [64 x 64] score-like products of each resident (resident_a; `residents` by name)
+        with the stage's tile of the same place (resident n with streamed n, transposed), over
+        the resident's own head, done."""
         k = self.k
-        issued = [score_products(k, self.element, a, tile_base, self.head, BLOCK) for a, tile_base in zip(residents_a, tiles)]
+        issued = [score_products(k, self.element, a, tile_base, self.own_head(name), BLOCK)
+                  for a, tile_base, name in zip(residents_a, tiles, residents)]  # fmt: skip
         done = wait_for_products(k, 0, [value for products in issued for value in products])
         return [done[n * BLOCK // 2: (n + 1) * BLOCK // 2] for n in range(len(issued))]
 
@@ -218,7 +233,7 @@ class WarpgroupKernel(Kernel):
         zero = k.index(0)
 
         def step(block: SSAValue, tiles: list[SSAValue], q_a, state: list[SSAValue], masked: bool) -> list[SSAValue]:
-            t = self.query_scores(self.square_products(q_a, tiles)[0], block, masked)
+            t = self.query_scores(self.square_products(q_a, tiles, ("q",))[0], block, masked)
             largest, totals, _, _ = online_softmax_rows(k, t, state[:2], state[2:])
             return [*largest, *totals]
 
@@ -234,14 +249,14 @@ class WarpgroupKernel(Kernel):
         zero = k.index(0)
 
         def step(block: SSAValue, tiles: list[SSAValue], fragments, sums: list[SSAValue], masked: bool) -> list[SSAValue]:
-            s, dp = self.square_products(fragments, tiles)
+            s, dp = self.square_products(fragments, tiles, ("q", "dout"))
             ds = packed_p(k, self.element, grad.p16, self.query_terms(s, dp, block, masked, lse, dots)[1])
             return wait_for_products(k, 0, value_products(k, self.element, ds, tiles[0], self.tile_columns(), BLOCK, sums))
 
         sums = [constant(k, 0.0)] * (self.tile_columns() // 2)
         ranges = [(zero, unmasked, False), (unmasked, key_blocks, True)]
         sums = self.pipelined(("q", "dout"), ("k", "v"), zero, key_blocks, ranges, sums, step)
-        self.store("dq", sums[: self.head // 2], grad.scale, grad.queries)
+        self.store("dq", sums[: self.own_head("dq") // 2], grad.scale, grad.queries)
 
     def keys_part(self) -> None:
         """dkv, dk or dv: the sums of this block's keys over the query blocks (from the
@@ -256,7 +271,7 @@ class WarpgroupKernel(Kernel):
         columns = self.tile_columns()
 
         def step(block: SSAValue, tiles: list[SSAValue], fragments, sums: list[SSAValue], masked: bool) -> list[SSAValue]:
-            scores = self.square_products(fragments, tiles)
+            scores = self.square_products(fragments, tiles, ("k", "v"))
             terms = self.key_terms(scores[0], scores[1] if "dk" in summed else None, block, masked)
             p, ds = (packed_p(k, self.element, grad.p16, values) for values in terms)
             a_words, b_tiles = {"dk": ds, "dv": p}, {"dk": tiles[0], "dv": tiles[1]}
@@ -269,9 +284,9 @@ class WarpgroupKernel(Kernel):
         ranges = self.ranges(first, diagonal_end, grad.queries)
         residents = ("k", "v") if "dk" in summed else ("k",)
         sums = self.pipelined(residents, ("q", "dout"), first, query_blocks, ranges, sums, step)
-        for n, name in enumerate(summed):  # each sum's first head / 2 registers are the head's columns
-            self.store(name, sums[n * columns // 2: n * columns // 2 + self.head // 2], grad.scale if name == "dk" else 1.0,
-                       grad.keys)
+        for n, name in enumerate(summed):  # each sum's first head / 2 registers are its output's columns
+            first = n * columns // 2
+            self.store(name, sums[first: first + self.own_head(name) // 2], grad.scale if name == "dk" else 1.0, grad.keys)
 
 
 def operand_rows(operand: Operand) -> int:

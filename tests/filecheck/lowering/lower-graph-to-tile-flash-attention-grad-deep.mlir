@@ -3,20 +3,21 @@
 // RUN: strata-opt %s -p "lower-graph-to-tile{flash_attention=true fused_attention=false}" | filecheck %s --check-prefix=SHALLOW
 //
 // Heads past 128: with flash_grad_head=256 (sm_90's pipeline) the gradient of attention
-// whose q and v share one head of up to 256 takes the flash kernels too, dkv split in two
-// kernels over the same key blocks so that each keeps one [64 x head] sum: dk (q, k, v,
-// dout, L, D: two score products a block, dk += dsᵀ q) and dv (q, k, dout and L only: one
-// score product, dv += pᵀ dout). stats and dq are as at smaller heads. Heads of q and v
-// that differ past 128 are expanded, and without the option (every other GPU) so is head 256.
+// with heads of up to 256 takes the flash kernels too, dkv split in two kernels over the
+// same key blocks so that each keeps one [64 x head] sum: dk (q, k, v, dout, L, D: two
+// score products a block, dk += dsᵀ q) and dv (q, k, dout and L only: one score product,
+// dv += pᵀ dout). stats and dq are as at smaller heads. q/k and v heads may differ (@mla:
+// 192 and 128, dk summing 192 columns, dv 128). Without the option (every other GPU) such
+// gradients are expanded.
 
 func.func @deep(%q: tensor<2x100x256xbf16>, %k: tensor<2x100x256xbf16>, %v: tensor<2x100x256xbf16>, %o: tensor<2x100x256xbf16>, %do: tensor<2x100x256xbf16>) -> (tensor<2x100x256xbf16>, tensor<2x100x256xbf16>, tensor<2x100x256xbf16>) {
   %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {scale = 6.250000e-02 : f64, causal = true} : (tensor<2x100x256xbf16>, tensor<2x100x256xbf16>, tensor<2x100x256xbf16>, tensor<2x100x256xbf16>, tensor<2x100x256xbf16>) -> (tensor<2x100x256xbf16>, tensor<2x100x256xbf16>, tensor<2x100x256xbf16>)
   func.return %dq, %dk, %dv : tensor<2x100x256xbf16>, tensor<2x100x256xbf16>, tensor<2x100x256xbf16>
 }
 
-func.func @unequal(%q: tensor<64x256xbf16>, %k: tensor<64x256xbf16>, %v: tensor<64x128xbf16>, %o: tensor<64x128xbf16>, %do: tensor<64x128xbf16>) -> (tensor<64x256xbf16>, tensor<64x256xbf16>, tensor<64x128xbf16>) {
-  %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {scale = 6.250000e-02 : f64} : (tensor<64x256xbf16>, tensor<64x256xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>) -> (tensor<64x256xbf16>, tensor<64x256xbf16>, tensor<64x128xbf16>)
-  func.return %dq, %dk, %dv : tensor<64x256xbf16>, tensor<64x256xbf16>, tensor<64x128xbf16>
+func.func @mla(%q: tensor<64x192xbf16>, %k: tensor<64x192xbf16>, %v: tensor<64x128xbf16>, %o: tensor<64x128xbf16>, %do: tensor<64x128xbf16>) -> (tensor<64x192xbf16>, tensor<64x192xbf16>, tensor<64x128xbf16>) {
+  %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %do {scale = 7.216878e-02 : f64} : (tensor<64x192xbf16>, tensor<64x192xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x128xbf16>) -> (tensor<64x192xbf16>, tensor<64x192xbf16>, tensor<64x128xbf16>)
+  func.return %dq, %dk, %dv : tensor<64x192xbf16>, tensor<64x192xbf16>, tensor<64x128xbf16>
 }
 
 // CHECK-LABEL: func.func @deep(
@@ -30,9 +31,11 @@ func.func @unequal(%q: tensor<64x256xbf16>, %k: tensor<64x256xbf16>, %v: tensor<
 // CHECK-NEXT:    tile.launch @deep_attention_grad_dk_2(%q, %k, %v, %do, [[L]], [[D]], [[DK]])
 // CHECK-NEXT:    tile.launch @deep_attention_grad_dv_3(%q, %k, %do, [[L]], [[DV]])
 // CHECK-NEXT:    func.return [[DQ]], [[DK]], [[DV]]
-// CHECK-LABEL: func.func @unequal(
-// CHECK-NOT:     flash_attention_grad
-// CHECK:         tile.launch @unequal_softmax_
+// CHECK-LABEL: func.func @mla(
+// CHECK:         tile.launch @mla_attention_grad_stats_0(
+// CHECK:         tile.launch @mla_attention_grad_dq_1(
+// CHECK-NEXT:    tile.launch @mla_attention_grad_dk_2(
+// CHECK-NEXT:    tile.launch @mla_attention_grad_dv_3(
 
 // dk: kᵀ q and vᵀ dout score products, the sum over q's 64 x 256 blocks, one store.
 // CHECK-LABEL: tile.kernel @deep_attention_grad_dk_2(
@@ -58,6 +61,14 @@ func.func @unequal(%q: tensor<64x256xbf16>, %k: tensor<64x256xbf16>, %v: tensor<
 // CHECK-NOT:     tile.store_view_tko
 // CHECK:         tile.return
 
+// @mla's dk sums q's 256-column tiles (192 and the padding), dv dout's 128.
+// CHECK-LABEL: tile.kernel @mla_attention_grad_dk_2(
+// CHECK:         tile.mma {{.*}} : !tile.tile<64x64xf32>, !tile.tile<64x256xf32>, !tile.tile<64x256xf32>
+// CHECK:         tile.store_view_tko {{.*}} : !tile.tile<64x256xbf16>, !tile.partition_view<64x256, !tile.tensor_view<64x192xbf16
+// CHECK-LABEL: tile.kernel @mla_attention_grad_dv_3(
+// CHECK:         tile.mma {{.*}} : !tile.tile<64x64xf32>, !tile.tile<64x128xf32>, !tile.tile<64x128xf32>
+// CHECK:         tile.store_view_tko {{.*}} : !tile.tile<64x128xbf16>, !tile.partition_view<64x128, !tile.tensor_view<64x128xbf16
+
 // No [Sq, Sk] scores of @deep: no 2 x 100 x 100 (20000) buffer, view or tile.
 // SCORES-NOT: {{memref<20000x}}
 // SCORES-NOT: 100x100
@@ -65,4 +76,7 @@ func.func @unequal(%q: tensor<64x256xbf16>, %k: tensor<64x256xbf16>, %v: tensor<
 // SHALLOW-LABEL: func.func @deep(
 // SHALLOW-NOT:     flash_attention_grad
 // SHALLOW:         tile.launch @deep_softmax_
+// SHALLOW-LABEL: func.func @mla(
+// SHALLOW-NOT:     flash_attention_grad
+// SHALLOW:         tile.launch @mla_softmax_
 // SHALLOW-NOT:     flash_attention_grad
