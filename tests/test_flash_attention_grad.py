@@ -293,7 +293,7 @@ def test_warpgroup_grad_takes_equal_heads_of_32_to_128(case):
             assert "ptx.wgmma" not in kernels[part] and "ptx.mma.sync.aligned.m16n8k16" in kernels[part]
 
 
-@pytest.mark.parametrize("case", list(DEEP_CASES))
+@pytest.mark.parametrize("case", ["head-144-cross-f16", "q192-v128-causal-bf16", "q64-v256-cross-f16"])
 def test_warpgroup_grad_of_deep_heads(case):
     """Past 128 every score product reads both operands from shared memory (descriptors) over
     its operands' own head (chains of head / 16); dq's, dk's and dv's sums are 64 x 256
@@ -317,7 +317,7 @@ def test_warpgroup_grad_of_deep_heads(case):
 @pytest.mark.parametrize(
     "case, p16",
     [(case, False) for case in WARPGROUP_CASES]
-    + [("head-256-causal-bf16", False), ("head-144-cross-f16", True), ("q192-v128-causal-bf16", False)]
+    + [("head-256-causal-bf16", False), ("q192-v128-causal-bf16", True)]
     + [(case, True) for case in ("heads-2x3x128x64-causal-bf16", "head-128-causal-bf16")],
 )
 def test_warpgroup_grad_ptx_is_accepted_by_ptxas(case, p16):

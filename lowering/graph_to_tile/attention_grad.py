@@ -303,11 +303,11 @@ class FlashGradKernels:
         keys_tile = self.loaded(k, partition("k", self.operand_view(op.k), (columns, self.depth_tile)), at)
         q_t_part = partition("q", self.operand_view(op.q, transposed=True), (self.depth_tile, rows))
         lse_part = partition("lse", self.stats_transposed(), (1, rows))
-        summed = {"dk": (op.q, op.dk, self.depth_tile, self.scale), "dv": (op.dout, op.dv, self.width_tile, 1.0)}
-        summed = {name: summed[name] for name in outputs if name in summed}
-        sum_parts = {name: partition(operand_name, self.operand_view(operand), (rows, width))
-                     for name, (operand, _, width, _) in summed.items()
-                     for operand_name in ["q" if name == "dk" else "dout"]}  # fmt: skip
+        # Per sum: the operand it sums over (by name), its result, its tile width and factor.
+        sums = {"dk": ("q", op.q, op.dk, self.depth_tile, self.scale), "dv": ("dout", op.dout, op.dv, self.width_tile, 1.0)}
+        summed = {name: sums[name][1:] for name in outputs if name in sums}
+        sum_parts = {name: partition(sums[name][0], self.operand_view(operand), (rows, width))
+                     for name, (operand, _, width, _) in summed.items()}  # fmt: skip
         if "dk" in summed:
             values_tile = self.loaded(k, partition("v", self.operand_view(op.v), (columns, self.width_tile)), at)
             dout_t_part = partition("dout", self.operand_view(op.dout, transposed=True), (self.width_tile, rows))

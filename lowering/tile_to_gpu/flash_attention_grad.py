@@ -27,7 +27,8 @@ Heads up to 64 keep the resident operands' a fragments in registers for the whol
 larger ones (up to 128) read them from shared memory again at each block (held_fragments):
 dkv's two [16 x 128] sums are 128 registers a lane already. On sm_90 (warpgroup_mma) the
 stats, dq and dkv kernels of heads of 64 and 128 run on the warpgroup mma instead
-(flash_attention_grad_wgmma.py, built on this module's Kernel).
+(flash_attention_grad_wgmma.py, built on this module's Kernel), as do heads past 128,
+whose dkv comes as a dk and a dv kernel (parts only the warpgroup lowering builds).
 """
 
 from __future__ import annotations

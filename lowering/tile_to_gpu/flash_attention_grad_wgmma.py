@@ -132,13 +132,13 @@ class WarpgroupKernel(Kernel):
     arithmetic are the mma.sync kernel's (a wgmma accumulator repeats its fragments)."""
 
     def emit(self) -> None:
-        part = self.grad.part
-        {"stats": self.stats, "dq": self.dq, "dkv": self.keys_part, "dk": self.keys_part, "dv": self.keys_part}[part]()
+        {"stats": self.stats, "dq": self.dq}.get(self.grad.part, self.keys_part)()  # dkv, dk, dv
 
     def tile_columns(self) -> int:
         """The largest head in whole strips (the copies write the chunks past an operand's own
-        head as zeros); past 128, four. Measured with ptxas (dkv, 2 x 90 x 192 causal): three-strip tiles, whose copies
-        take 24 chunks a row, left the kernel spilling 436 bytes, in its loop; four, 88."""
+        head as zeros); past 128, four. Measured with ptxas (dkv, 2 x 90 x 192 causal):
+        three-strip tiles, whose copies take 24 chunks a row, left the kernel spilling 436
+        bytes, in its loop; four, 88."""
         return strips(self.head) if self.head <= MAX_HEAD else DEEPEST_FLASH_GRAD_HEAD
 
     def streamed_rows(self) -> int:
@@ -285,8 +285,8 @@ class WarpgroupKernel(Kernel):
         residents = ("k", "v") if "dk" in summed else ("k",)
         sums = self.pipelined(residents, ("q", "dout"), first, query_blocks, ranges, sums, step)
         for n, name in enumerate(summed):  # each sum's first head / 2 registers are its output's columns
-            first = n * columns // 2
-            self.store(name, sums[first: first + self.own_head(name) // 2], grad.scale if name == "dk" else 1.0, grad.keys)
+            start = n * columns // 2
+            self.store(name, sums[start: start + self.own_head(name) // 2], grad.scale if name == "dk" else 1.0, grad.keys)
 
 
 def operand_rows(operand: Operand) -> int:
