@@ -86,8 +86,9 @@ class TileCostModel:
     read along k (the instruction takes TF32 operands K-major only): a b along n, or an a
     read along m, is copied once with its last two axes swapped (graph_to_tile/matmul.py)."""
     flash_grad_head: int = 128
-    """With flash_attention, the largest head (of q/k and of v) whose gradient takes the flash
-    kernels (expand_attention_grad.flash_grad_shaped; sm_90's warpgroup kernels: 256)."""
+    """With flash_attention, the largest head (of q/k and of v) past 128 whose gradient takes
+    the flash kernels, which take every head up to 128 (expand_attention_grad.flash_grad_shaped;
+    sm_90's warpgroup kernels: 256)."""
 
     def elementwise_tile(self, shape: Sequence[int], element_type: Attribute, tiles: int = 2) -> tuple[int, ...]:
         """A tile shape for `shape`; `tiles` tiles of it (a kernel's loads and results)

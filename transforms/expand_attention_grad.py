@@ -167,7 +167,8 @@ class ExpandAttentionGradPass(ModulePass):
     keep_flash: bool = False
     """Keep the 16-bit ones the GPU's flash kernels take (flash_grad_shaped)."""
     flash_grad_head: int = FLASH_GRAD_HEADS[-1]
-    """With keep_flash, the largest head kept (of q/k and of v; sm_90: 256)."""
+    """With keep_flash, the largest head kept past FLASH_GRAD_HEADS' 128, which are always kept
+    (of q/k and of v; sm_90: 256)."""
     widen_16bit: bool = True
     """Expand 16-bit ones in f32 (cast in, gradients rounded once); false: in their 16-bit
     type, for the GPU's 16-bit tensor-core matmuls."""

@@ -67,7 +67,8 @@ class ShareAttentionLsePass(ModulePass):
     name = "share-attention-lse"
 
     flash_grad_head: int = FLASH_GRAD_HEADS[-1]
-    """The largest head (of q/k and of v) the flash backward takes (sm_90: 256)."""
+    """The largest head (of q/k and of v) the flash backward takes past 128, up to which it
+    always does (sm_90: 256)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for grad in [o for o in op.walk() if isinstance(o, graph.AttentionGradOp)]:

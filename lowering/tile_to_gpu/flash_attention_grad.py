@@ -67,13 +67,13 @@ from strata.lowering.tile_to_gpu.threads import WARP
 from strata.lowering.tile_to_gpu.ops import butterfly
 from strata.lowering.tile_to_gpu.tensor_core_loop import Operand, issue_copies, stage_target
 from strata.support.errors import StrataError
+from strata.transforms.expand_attention_grad import DEEPEST_FLASH_GRAD_HEAD
 
 BLOCK = 64
 """Rows of a kernel's own (resident) tiles: queries in stats and dq, keys in dkv."""
 MAX_HEAD = 128
-"""The largest head of these kernels (sm_90's warpgroup kernels take deeper ones)."""
-DOTS_HEAD = 256
-"""The largest head of the dots part (D alone, any width a row at a time), every GPU."""
+"""The largest head of these kernels (sm_90's warpgroup kernels take deeper ones; the dots
+part, D alone a row at a time, takes every head a backward kernel does)."""
 HELD_HEAD = 64
 """The largest head whose resident a fragments stay in registers across the blocks."""
 HEAVIEST_LAST = {"stats": True, "dq": True, "dkv": False, "dk": False, "dv": False}
@@ -121,7 +121,7 @@ class FlashGrad:
         part, arguments = marked
         buffers = {name: (lowering.values[arg], view) for name, (arg, view) in arguments.items()}
         grad = FlashGrad(part, buffers, mark.data["scale"].value.data, bool(mark.data["causal"].value.data), lowering.p16)
-        deepest = DOTS_HEAD if part == "dots" else lowering.deepest_head
+        deepest = DEEPEST_FLASH_GRAD_HEAD if part == "dots" else lowering.deepest_head
         if part not in lowering.parts or not grad.fits(kernel.grid_shape(), deepest):
             raise StrataError(
                 f"lower-tile-to-gpu: @{kernel.sym_name.data}: {MARK} takes one 16-bit type with heads of 16 to "

@@ -269,23 +269,23 @@ class WarpgroupKernel(Kernel):
             diagonal_end = k.emit(arith.MinUIOp(k.add(first, k.index(1)), query_blocks))
         summed = {"dkv": ("dk", "dv"), "dk": ("dk",), "dv": ("dv",)}[grad.part]
         columns = self.tile_columns()
+        per_sum = columns // 2  # a sum's registers: two columns each
 
         def step(block: SSAValue, tiles: list[SSAValue], fragments, sums: list[SSAValue], masked: bool) -> list[SSAValue]:
             scores = self.square_products(fragments, tiles, ("k", "v"))
             terms = self.key_terms(scores[0], scores[1] if "dk" in summed else None, block, masked)
             p, ds = (packed_p(k, self.element, grad.p16, values) for values in terms)
             a_words, b_tiles = {"dk": ds, "dv": p}, {"dk": tiles[0], "dv": tiles[1]}
-            per_sum = len(sums) // len(summed)
             issued = [value_products(k, self.element, a_words[name], b_tiles[name], columns, BLOCK,
                                      sums[n * per_sum: (n + 1) * per_sum]) for n, name in enumerate(summed)]
             return wait_for_products(k, 0, [value for products in issued for value in products])
 
-        sums = [constant(k, 0.0)] * (len(summed) * columns // 2)
+        sums = [constant(k, 0.0)] * (len(summed) * per_sum)
         ranges = self.ranges(first, diagonal_end, grad.queries)
         residents = ("k", "v") if "dk" in summed else ("k",)
         sums = self.pipelined(residents, ("q", "dout"), first, query_blocks, ranges, sums, step)
         for n, name in enumerate(summed):  # each sum's first head / 2 registers are its output's columns
-            start = n * columns // 2
+            start = n * per_sum
             self.store(name, sums[start: start + self.own_head(name) // 2], grad.scale if name == "dk" else 1.0, grad.keys)
 
 
